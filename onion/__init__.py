@@ -1,0 +1,56 @@
+"""onion: PyTorch's operator system in Python (``import onion as torch``).
+
+Importing regenerates onion/_generated when the YAML or the generators changed,
+registers every kernel through the Dispatcher, then exposes the torch-shaped
+surface.  (Under ``python -m onion...`` the package is imported before its
+``__main__`` runs; loading then waits for ``_load()`` so that
+``python -m onion.codegen`` works even when the generated code is broken.)
+"""
+from __future__ import annotations
+
+import sys as _sys
+
+from .core.dtype import (bfloat16, bool, cdouble, cfloat, complex64, complex128, double, dtype,  # noqa: F401,A004
+                         float, float16, float32, float64, get_default_dtype, half, int, int8, int16, int32,
+                         int64, long, set_default_dtype, short, uint8)
+from .core.device import device  # noqa: F401
+from .core.promotion import can_cast, promote_types  # noqa: F401
+from .core.tensor import Size, Tensor  # noqa: F401
+from .dispatch.ops import ops  # noqa: F401
+
+__version__ = "0.1.0"
+_LOADED = False
+
+
+def _load() -> None:
+    """Generate if stale, register every kernel, and fill in the public surface (once)."""
+    global _LOADED
+    if _LOADED:
+        return
+    from .codegen.runner import ensure_generated
+    ensure_generated()
+    from . import backends  # noqa: F401  (register CPU/Meta/CUDA)
+    from .dispatch.default_fallbacks import register_default_fallbacks
+    from .modes.python_dispatch import register_python_fallback
+    g = globals()
+    g["_FALLBACK_LIBS"] = (register_default_fallbacks(), register_python_fallback())
+    from ._generated import operators, register_kernels  # noqa: F401
+    from ._generated.functions import FUNCTIONS
+    from ._generated.tensor_methods import METHODS
+    from .aten.tensor_new import scalar_to_tensor
+    from .dispatch import arguments
+    from .tensor_api import EXTRA_METHODS, as_tensor, from_numpy, tensor
+    arguments.SCALAR_TO_TENSOR[0] = scalar_to_tensor
+    for name, fn in {**METHODS, **EXTRA_METHODS}.items():
+        setattr(Tensor, name, fn)
+    g.update(FUNCTIONS)
+    g.update(tensor=tensor, from_numpy=from_numpy, as_tensor=as_tensor)
+    from . import _C, library, nn, utils  # noqa: F401
+    from .public_ops import is_tensor, numel, result_type
+    from .utils import _python_dispatch  # noqa: F401
+    g.update(_C=_C, library=library, nn=nn, utils=utils, is_tensor=is_tensor, numel=numel, result_type=result_type)
+    _LOADED = True
+
+
+if _sys.argv[:1] != ["-m"]:
+    _load()

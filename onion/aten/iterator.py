@@ -1,0 +1,131 @@
+"""What TensorIterator does for onion's elementwise operators.
+
+``common_dtype`` promotes operands (dimensioned tensors over 0-dim tensors
+over wrapped numbers, by category); ``check_devices`` allows CPU scalars next
+to device tensors; ``write_out`` resizes, casts and copies into ``out=`` and
+in-place outputs; ``broadcast_error`` turns NumPy's message into PyTorch's.
+"""
+from __future__ import annotations
+
+import warnings
+
+from ..core import dtype as _dt
+from ..core.promotion import DIMENSIONED, WRAPPED, ZERO_DIM, can_cast, promote_pair, result_type_of
+from .view_geometry import broadcast_pair_for_op, broadcast_shapes
+
+
+def priority(impl) -> int:
+    if impl.is_wrapped_number:
+        return WRAPPED
+    return ZERO_DIM if impl._array.ndim == 0 else DIMENSIONED
+
+
+def common_dtype2(a, b):
+    """Promoted dtype of two tensors' impls."""
+    da = a.dtype
+    if da is b.dtype and not a.is_wrapped_number:
+        return da
+    return promote_pair(da, priority(a), b.dtype, priority(b))
+
+
+def common_dtype(impls):
+    return result_type_of(tuple((i.dtype, priority(i)) for i in impls))
+
+
+def check_devices(opname: str, impls) -> object:
+    """The device the op runs on; CPU 0-dim tensors may join any device."""
+    dev = None
+    for i in impls:
+        d = i.device
+        if dev is None:
+            dev = d
+        elif d is not dev and d != dev:
+            if d.type == "cpu" and i._array.ndim == 0:
+                continue
+            if dev.type == "cpu" and _first_scalar_cpu(impls, dev):
+                dev = d
+                continue
+            raise RuntimeError(f"Expected all tensors to be on the same device, but found at least two devices, "
+                               f"{_dev_name(dev)} and {_dev_name(d)}!")
+    return dev
+
+
+def _first_scalar_cpu(impls, dev) -> bool:
+    return all(i._array.ndim == 0 for i in impls if i.device == dev)
+
+
+def _dev_name(d) -> str:
+    return str(d)
+
+
+def broadcast_error(opname: str, impls, exc=None):
+    """Raise PyTorch's message for shapes that do not broadcast."""
+    shapes = [tuple(i._array.shape) for i in impls]
+    if len(shapes) == 2:
+        broadcast_pair_for_op(shapes[0], shapes[1])
+    else:
+        broadcast_shapes(*shapes)
+    raise RuntimeError(f"{opname}: {exc}")
+
+
+def check_out_dtype(result_dtype, out_dtype) -> None:
+    if not can_cast(result_dtype, out_dtype):
+        raise RuntimeError(f"result type {result_dtype.scalar_type_name} can't be cast to the desired output "
+                           f"type {out_dtype.scalar_type_name}")
+
+
+def resize_out(out, shape) -> None:
+    """Resize an ``out=`` tensor as at::native::resize_output does (warning if it had data)."""
+    from ..backends import backend_for
+    impl = out._impl
+    shape = tuple(shape)
+    if tuple(impl._array.shape) == shape:
+        return
+    if impl._array.size != 0:
+        warnings.warn(
+            f"An output with one or more elements was resized since it had shape {list(impl._array.shape)}, "
+            f"which does not match the required output shape {list(shape)}. This behavior is deprecated, and in "
+            f"a future PyTorch release outputs will not be resized unless they have zero elements. You can "
+            f"explicitly reuse an out tensor t by resizing it, inplace, to zero elements with t.resize_(0).",
+            UserWarning, stacklevel=4)
+    if impl._base is not None:
+        raise RuntimeError("resize_ on a view of another tensor is not supported by onion; "
+                           "pass a fresh tensor as out=")
+    b = backend_for(impl.device)
+    impl._array = b.empty(shape, impl.dtype.np, impl.device)
+    impl._storage = None
+    impl._offset = 0
+
+
+def write_out(opname: str, out, result_array, result_dtype, inplace: bool = False):
+    """Copy a computed array into ``out`` (in place or ``out=``), with PyTorch's checks."""
+    impl = out._impl
+    shape = tuple(result_array.shape)
+    if inplace:
+        if tuple(impl._array.shape) != shape:
+            raise RuntimeError(f"output with shape {list(impl._array.shape)} doesn't match the broadcast shape "
+                               f"{list(shape)}")
+    else:
+        resize_out(out, shape)
+    if result_dtype is not impl.dtype:
+        check_out_dtype(result_dtype, impl.dtype)
+    xp_copy(impl._array, result_array)
+    impl.bump_version()
+    return out
+
+
+def xp_copy(dst, src) -> None:
+    """Elementwise copy with casting into a (possibly strided) destination array."""
+    if type(dst).__module__.startswith("numpy"):
+        import numpy as np
+        np.copyto(dst, src, casting="unsafe")
+    else:  # CuPy and array-API namespaces
+        dst[...] = src
+
+
+def default_float():
+    return _dt.get_default_dtype()
+
+
+__all__ = ["priority", "common_dtype2", "common_dtype", "check_devices", "broadcast_error",
+           "check_out_dtype", "resize_out", "write_out"]

@@ -1,0 +1,2 @@
+"""CompositeImplicitAutograd bodies that belong to no other family."""
+from __future__ import annotations

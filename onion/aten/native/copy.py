@@ -1,0 +1,117 @@
+"""Copies between dtypes, layouts and devices: ``copy_``, ``_to_copy``, ``clone`` and ``to``."""
+from __future__ import annotations
+
+from ...backends import backend_for
+from ...core.device import canonical
+from ...core.dtype import get_default_dtype  # noqa: F401
+from .. import iterator as _it
+from .. import view_geometry as g
+from ..tensor_new import empty_tensor
+
+
+def _host_or_backend_array(src_impl, dst_device):
+    """``src``'s array readable on ``dst_device`` (crossing devices through NumPy)."""
+    if src_impl.device == dst_device or (src_impl.device.type == dst_device.type == "cpu"):
+        return src_impl._array
+    host = backend_for(src_impl.device).to_numpy(src_impl._array)
+    if dst_device.type == "cpu":
+        return host
+    return backend_for(dst_device).from_numpy(host, dst_device)
+
+
+def copy_(self, src, non_blocking=False):
+    dst = self._impl
+    s = src._impl
+    dshape = tuple(dst._array.shape)
+    sshape = tuple(s._array.shape)
+    if sshape != dshape:
+        try:
+            out = g.broadcast_shapes(dshape, sshape)
+        except RuntimeError:
+            out = None
+        if out is None or tuple(out) != dshape:
+            raise RuntimeError(f"The size of tensor a ({dshape[-1] if dshape else 1}) must match the size of "
+                               f"tensor b ({sshape[-1] if sshape else 1}) at non-singleton dimension "
+                               f"{max(len(dshape) - 1, 0)}" if out is None else
+                               f"output with shape {list(dshape)} doesn't match the broadcast shape {list(out)}")
+    if dst.device.type == "meta" or s.device.type == "meta":
+        if dst.device.type != "meta" and s.device.type == "meta":
+            raise NotImplementedError("Cannot copy out of meta tensor; no data!")
+        dst.bump_version()
+        return self
+    if dst.dtype.category < 3 and s.dtype.is_complex:
+        import warnings
+        warnings.warn("Casting complex values to real discards the imaginary part", UserWarning, stacklevel=3)
+    arr = _host_or_backend_array(s, dst.device)
+    _it.xp_copy(dst._array, arr.real if s.dtype.is_complex and not dst.dtype.is_complex else arr)
+    dst.bump_version()
+    return self
+
+
+def _like_strides(impl):
+    """``preserve_format``: keep a dense layout, else contiguous (as empty_like does)."""
+    sizes = tuple(impl._array.shape)
+    strides = impl.strides
+    if g.is_non_overlapping_and_dense(sizes, strides):
+        return strides
+    return None
+
+
+def _to_copy(self, dtype=None, layout=None, device=None, pin_memory=None, non_blocking=False, memory_format=None):
+    impl = self._impl
+    dt = dtype if dtype is not None else impl.dtype
+    dev = canonical(device) if device is not None else impl.device
+    strides = None
+    if memory_format in (None, "preserve_format"):
+        strides = _like_strides(impl)
+    out = empty_tensor(tuple(impl._array.shape), dt, dev, strides)
+    if dev.type == "meta" or impl.device.type == "meta":
+        if impl.device.type == "meta" and dev.type != "meta":
+            raise NotImplementedError("Cannot copy out of meta tensor; no data!")
+        return out
+    arr = _host_or_backend_array(impl, dev)
+    if impl.dtype.is_complex and not dt.is_complex:
+        import warnings
+        warnings.warn("Casting complex values to real discards the imaginary part", UserWarning, stacklevel=3)
+        arr = arr.real
+    _it.xp_copy(out._impl._array, arr)
+    return out
+
+
+def clone(self, memory_format=None):
+    from ..at import at
+    return at._to_copy(self, None, None, None, None, False, memory_format)
+
+
+def contiguous(self, memory_format="contiguous_format"):
+    from ..at import at
+    if self._impl.is_contiguous():
+        return self
+    return at.clone(self, "contiguous_format")
+
+
+def _to(self, dtype, device, non_blocking, copy, memory_format):
+    from ..at import at
+    impl = self._impl
+    dt = dtype if dtype is not None else impl.dtype
+    dev = canonical(device) if device is not None else impl.device
+    if not copy and dt is impl.dtype and dev == impl.device:
+        return self
+    return at._to_copy(self, dt, None, dev, None, non_blocking, memory_format)
+
+
+def to_dtype_layout(self, dtype=None, layout=None, device=None, pin_memory=None, non_blocking=False, copy=False,
+                    memory_format=None):
+    return _to(self, dtype, device, non_blocking, copy, memory_format)
+
+
+def to_device(self, device, dtype, non_blocking=False, copy=False, memory_format=None):
+    return _to(self, dtype, device, non_blocking, copy, memory_format)
+
+
+def to_dtype(self, dtype, non_blocking=False, copy=False, memory_format=None):
+    return _to(self, dtype, None, non_blocking, copy, memory_format)
+
+
+def to_other(self, other, non_blocking=False, copy=False, memory_format=None):
+    return _to(self, other._impl.dtype, other._impl.device, non_blocking, copy, memory_format)

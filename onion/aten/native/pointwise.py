@@ -1,0 +1,121 @@
+"""Pointwise operators that are not a single formula: Scalar overloads and ``where``."""
+from __future__ import annotations
+
+from ...core import dtype as _dt
+from .. import iterator as _it
+from ..at import at
+from ..tensor_new import scalar_to_tensor, wrap
+
+
+def add_Scalar(self, other, alpha=1):
+    return at.add_Tensor(self, scalar_to_tensor(other), alpha)
+
+
+def add__Scalar(self, other, alpha=1):
+    return at.add__Tensor(self, scalar_to_tensor(other), alpha)
+
+
+def sub_Scalar(self, other, alpha=1):
+    return at.sub_Tensor(self, scalar_to_tensor(other), alpha)
+
+
+def sub__Scalar(self, other, alpha=1):
+    return at.sub__Tensor(self, scalar_to_tensor(other), alpha)
+
+
+def rsub_Tensor(self, other, alpha=1):
+    return at.sub_Tensor(other, self, alpha)
+
+
+def rsub_Scalar(self, other, alpha=1):
+    return at.sub_Tensor(scalar_to_tensor(other), self, alpha)
+
+
+def mul_Scalar(self, other):
+    return at.mul_Tensor(self, scalar_to_tensor(other))
+
+
+def mul__Scalar(self, other):
+    return at.mul__Tensor(self, scalar_to_tensor(other))
+
+
+def div_Scalar(self, other):
+    return at.div_Tensor(self, scalar_to_tensor(other))
+
+
+def div__Scalar(self, other):
+    return at.div__Tensor(self, scalar_to_tensor(other))
+
+
+def div_Scalar_mode(self, other, rounding_mode=None):
+    return at.div_Tensor_mode(self, scalar_to_tensor(other), rounding_mode)
+
+
+def div__Scalar_mode(self, other, rounding_mode=None):
+    return at.div__Tensor_mode(self, scalar_to_tensor(other), rounding_mode)
+
+
+def _where_plan(condition, self, other):
+    c = condition._impl
+    if c.dtype is not _dt.bool and c.dtype is not _dt.uint8:
+        raise RuntimeError(f"where expected condition to be a boolean tensor, but got a tensor with dtype "
+                           f"{c.dtype.scalar_type_name}")
+    impls = [c, self._impl, other._impl]
+    dev = _it.check_devices("where", impls)
+    dt = _it.common_dtype2(self._impl, other._impl)
+    return dt, dev, impls
+
+
+def _where_compute(condition, self, other):
+    from ..ufunc import _expected_strides
+    from ...backends import backend_for
+    dt, dev, impls = _where_plan(condition, self, other)
+    xp = backend_for(dev).xp
+    arrays = [i._array for i in impls]
+    if dev.type != "cpu":
+        import numpy as np
+        arrays = [backend_for(dev).from_numpy(a, dev) if type(a) is np.ndarray else a for a in arrays]
+    try:
+        r = xp.where(arrays[0].astype(bool), arrays[1].astype(dt.np), arrays[2].astype(dt.np))
+    except ValueError as e:
+        _it.broadcast_error("where", impls, e)
+    r = xp.asarray(r)
+    want = _expected_strides(tuple(r.shape), impls)
+    if want is not None and r.size > 1:
+        arr = backend_for(dev).empty_strided(tuple(r.shape), want, r.dtype, dev)
+        _it.xp_copy(arr, r)
+        r = arr
+    return r, dt, dev
+
+
+def where_self(condition, self, other):
+    if condition._impl.device.type == "meta" or self._impl.device.type == "meta":
+        from .. import view_geometry as g
+        from ..tensor_new import empty_tensor
+        dt, dev, impls = _where_plan(condition, self, other)
+        shape = tuple(g.broadcast_shapes(*[tuple(i._array.shape) for i in impls]))
+        strides = tuple(g.output_strides_like(shape, [(tuple(i._array.shape), i.strides) for i in impls]))
+        return empty_tensor(shape, dt, dev, strides)
+    r, dt, dev = _where_compute(condition, self, other)
+    return wrap(r, dt, dev)
+
+
+def where_self_out(condition, self, other, out):
+    if out._impl.device.type == "meta":
+        res = where_self(condition, self, other)
+        _it.resize_out(out, tuple(res._impl._array.shape))
+        return out
+    r, dt, dev = _where_compute(condition, self, other)
+    return _it.write_out("where", out, r, dt)
+
+
+def where_ScalarSelf(condition, self, other):
+    return at.where_self(condition, scalar_to_tensor(self, other._impl.device), other)
+
+
+def where_ScalarOther(condition, self, other):
+    return at.where_self(condition, self, scalar_to_tensor(other, self._impl.device))
+
+
+def where_Scalar(condition, self, other):
+    return at.where_self(condition, scalar_to_tensor(self), scalar_to_tensor(other))

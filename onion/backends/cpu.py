@@ -1,0 +1,80 @@
+"""The CPU backend: NumPy arrays over byte storages."""
+from __future__ import annotations
+
+import numpy as np
+
+from ..core.device import CPU
+from ..core.dispatch_key import K
+from ..core.storage import Storage
+from .base import Backend, register_backend
+
+_uint8 = np.uint8
+_ndarray = np.ndarray
+
+
+class CPUBackend(Backend):
+    device_type = "cpu"
+    key = K.CPU
+    xp = np
+
+    def empty(self, shape, np_dtype, device=CPU):
+        return np.empty(shape, np_dtype)
+
+    def empty_strided(self, shape, strides, np_dtype, device=CPU):
+        return strided_empty(np, shape, strides, np_dtype)
+
+    def view(self, storage, shape, strides, offset, np_dtype):
+        item = np.dtype(np_dtype).itemsize
+        return _ndarray(shape, np_dtype, storage.data, offset * item, tuple(s * item for s in strides))
+
+    def storage_of(self, array, device):
+        return storage_of_dense(array, CPU, np)
+
+    def to_numpy(self, array):
+        return array
+
+    def from_numpy(self, array, device=CPU):
+        return np.asarray(array)
+
+
+def strided_empty(xp, shape, strides, np_dtype):
+    """Allocate a dense block and view it with ``strides`` (a permutation of dense strides)."""
+    n = 1
+    for s in shape:
+        n *= s
+    if not shape or all(b >= a for a, b in zip(strides[1:], strides[:-1])):
+        return xp.empty(shape, np_dtype)
+    order = sorted(range(len(shape)), key=lambda d: (-strides[d], d))
+    base = xp.empty(tuple(shape[d] for d in order), np_dtype)
+    inverse = [0] * len(order)
+    for i, d in enumerate(order):
+        inverse[d] = i
+    return base.transpose(inverse)
+
+
+def storage_of_dense(array, device, xp):
+    """The byte storage under a NumPy array and the array's element offset in it.
+
+    Arrays onion makes are dense blocks (possibly permuted); arrays from users
+    (``from_numpy``) may be strided views of a larger buffer: the storage then
+    spans from the lowest to the highest byte the array touches.
+    """
+    item = array.dtype.itemsize
+    if any(s < 0 for s in array.strides):
+        raise ValueError("At least one stride in the given numpy array is negative, and tensors with negative "
+                         "strides are not currently supported. (You can probably work around this by making a "
+                         "copy of your array  with array.copy().) ")
+    if array.size == 0:
+        return Storage(np.empty(0, _uint8), 0, device), 0
+    extent = 1 + sum((n - 1) * s for n, s in zip(array.shape, array.strides)) // item
+    if array.flags.c_contiguous:
+        flat = array.reshape(-1)
+    else:
+        flat = np.lib.stride_tricks.as_strided(array, shape=(extent,), strides=(item,))
+    data = flat.view(_uint8)
+    if not data.flags.writeable and array.flags.writeable:
+        data.flags.writeable = True
+    return Storage(data, data.size, device), 0
+
+
+register_backend(CPUBackend())

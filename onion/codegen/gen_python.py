@@ -1,0 +1,170 @@
+"""Generates the Python surface: ``onion.*`` functions, ``Tensor`` methods, stubs.
+
+Each name gets a ``PyFunction`` (all overloads, for the general path) and a
+specialised fast path for its first all-Tensor overload: the keyset is read
+off the named arguments and the defaults are inlined, so the common call does
+no parsing at all.
+"""
+from __future__ import annotations
+
+from .gen_kernels import HEADER, arg_names, render_default
+from .model import NativeFunction
+
+DUNDERS = {  # dunder -> (method name, reflected?)
+    "__add__": "add", "__sub__": "sub", "__mul__": "mul", "__truediv__": "div", "__matmul__": "matmul",
+    "__pow__": "pow", "__eq__": "eq", "__ne__": "ne", "__lt__": "lt", "__le__": "le", "__gt__": "gt",
+    "__ge__": "ge", "__iadd__": "add_", "__isub__": "sub_", "__imul__": "mul_", "__itruediv__": "div_",
+    "__ipow__": "pow_",
+}
+UNARY_DUNDERS = {"__neg__": "neg", "__abs__": "abs"}
+
+
+def _groups(fns, method: bool):
+    groups: dict = {}
+    for f in fns:
+        if method:
+            if "method" not in f.variants or f.is_out:
+                continue
+        else:
+            if "function" not in f.variants and not f.is_out:
+                continue
+        groups.setdefault((f.python_module, f.func.name), []).append(f)
+    if not method:
+        # out= overloads join the group of their functional name only if it is a function
+        groups = {k: v for k, v in groups.items() if any("function" in f.variants for f in v)}
+    return groups
+
+
+def _fast_candidate(fs, method: bool):
+    for f in fs:
+        if f.is_out:
+            continue
+        args = f.func.arguments
+        pos = [a for a in args if not a.kwarg_only]
+        rest = [a for a in args if a.kwarg_only]
+        if not pos or any(a.type.base != "Tensor" or a.type.optional or a.type.is_list for a in pos):
+            continue
+        if any(render_default(a) is None for a in rest):
+            continue
+        return f
+    return None
+
+
+def _fast_body(f: NativeFunction, method: bool, fvar: str, indent="    "):
+    args = f.func.arguments
+    pos = [a for a in args if not a.kwarg_only]
+    n = len(pos) - (1 if method else 0)
+    names = [f"a{i}" for i in range(len(pos))]
+    lines = []
+    if method:
+        cond_args = f"len(args) == {n}"
+        unpack = (", ".join(names[1:]) + ("," if n == 1 else "") + " = args") if n else None
+        first = ["self"] + names[1:]
+    else:
+        cond_args = f"len(args) == {n}"
+        unpack = ", ".join(names) + ("," if n == 1 else "") + " = args"
+        first = names
+    lines.append(f"{indent}if not kwargs and {cond_args}:")
+    if unpack:
+        lines.append(f"{indent}    {unpack}")
+    checks = " and ".join(f"type({x}) is _T" for x in first if x != "self") or "True"
+    lines.append(f"{indent}    if {checks}:")
+    ks = " | ".join(f"{x}._impl.keyset" for x in first)
+    lines.append(f"{indent}        ks = ({ks} | _tls.include) & _tls.mask")
+    call_args = first + [render_default(a) for a in args if a.kwarg_only]
+    lines.append(f"{indent}        return (_ops._c_{f.ident}.get(ks) or _ops._l_{f.ident}(ks))(ks, {', '.join(call_args)})")
+    return lines
+
+
+def gen_functions(fns) -> str:
+    lines = [HEADER, "from onion.core import dtype as _dt", "from onion.core.tensor import Tensor as _T",
+             "from onion.core.tls import tls as _tls", "from onion.python_arg_parser import PyFunction as _PF",
+             "from onion._generated import operators as _ops", "", "FUNCTIONS = {}", "NN_FUNCTIONS = {}", ""]
+    for (module, name), fs in sorted(_groups(fns, False).items(), key=lambda kv: (kv[0][0] or "", kv[0][1])):
+        var = f"_F_{'nn_' if module else ''}{name}"
+        lines.append(f"{var} = _PF({name!r})")
+        for f in fs:
+            lines.append(f"{var}.add(_ops.H_{f.ident})")
+        lines.append(f"{var}.finish()")
+        lines.append(f"def {name}(*args, **kwargs):")
+        fast = _fast_candidate(fs, False)
+        if fast is not None:
+            lines.extend(_fast_body(fast, False, var))
+        lines.append(f"    return {var}.call(args, kwargs)")
+        lines.append(f"{name}.__qualname__ = {name}.__name__ = {name!r}")
+        table = "NN_FUNCTIONS" if module == "nn" else "FUNCTIONS"
+        lines.append(f"{table}[{name!r}] = {name}")
+        lines.append("")
+    return "\n".join(lines) + "\n"
+
+
+def gen_methods(fns) -> str:
+    lines = [HEADER, "from onion.core import dtype as _dt", "from onion.core.tensor import Tensor as _T",
+             "from onion.core.tls import tls as _tls", "from onion.python_arg_parser import PyFunction as _PF",
+             "from onion._generated import operators as _ops", "", "METHODS = {}", ""]
+    groups = _groups(fns, True)
+    for (_module, name), fs in sorted(groups.items(), key=lambda kv: kv[0][1]):
+        var = f"_M_{name}"
+        lines.append(f"{var} = _PF({name!r}, method=True)")
+        for f in fs:
+            lines.append(f"{var}.add(_ops.H_{f.ident})")
+        lines.append(f"{var}.finish()")
+        lines.append(f"def {name}(self, *args, **kwargs):")
+        fast = _fast_candidate(fs, True)
+        if fast is not None:
+            lines.extend(_fast_body(fast, True, var))
+        lines.append(f"    return {var}.call(args, kwargs, self)")
+        lines.append(f"{name}.__qualname__ = 'Tensor.' + {name!r}")
+        lines.append(f"{name}.__name__ = {name!r}")
+        lines.append(f"METHODS[{name!r}] = {name}")
+        lines.append("")
+    method_names = {n for (_m, n) in groups}
+    for dunder, name in DUNDERS.items():
+        if name not in method_names:
+            continue
+        fast = _fast_candidate(groups[(None, name)], True)
+        lines.append(f"def {dunder}(self, other):")
+        if fast is not None and len([a for a in fast.func.arguments if not a.kwarg_only]) == 2:
+            defaults = [render_default(a) for a in fast.func.arguments if a.kwarg_only]
+            lines.append("    if type(other) is _T and type(self) is _T:")
+            lines.append("        ks = (self._impl.keyset | other._impl.keyset | _tls.include) & _tls.mask")
+            lines.append(f"        return (_ops._c_{fast.ident}.get(ks) or _ops._l_{fast.ident}(ks))"
+                         f"(ks, {', '.join(['self', 'other'] + defaults)})")
+        lines.append("    try:")
+        lines.append(f"        return _M_{name}.call((other,), None, self)")
+        lines.append("    except TypeError:")
+        lines.append("        if isinstance(other, (_T, int, float, complex, bool)):")
+        lines.append("            raise")
+        lines.append("        return NotImplemented")
+        lines.append(f"METHODS[{dunder!r}] = {dunder}")
+        lines.append("")
+    for dunder, name in UNARY_DUNDERS.items():
+        if name in method_names:
+            lines.append(f"def {dunder}(self):")
+            lines.append(f"    return {name}(self)")
+            lines.append(f"METHODS[{dunder!r}] = {dunder}")
+            lines.append("")
+    return "\n".join(lines) + "\n"
+
+
+def gen_stubs(fns) -> str:
+    lines = ["# @generated by `python -m onion.codegen`. Do not edit.", "from typing import Any",
+             "from onion.core.tensor import Tensor", ""]
+    for (_module, name), fs in sorted(_groups(fns, False).items(), key=lambda kv: kv[0][1]):
+        for f in fs:
+            params = []
+            star = False
+            for a in f.func.arguments:
+                if a.kwarg_only and not star:
+                    params.append("*")
+                    star = True
+                d = render_default(a)
+                pn = "input" if a.name == "self" else a.name
+                params.append(f"{pn}: Any" + (f" = ..." if d is not None else ""))
+            lines.append("@overload" if len(fs) > 1 else "")
+            lines.append(f"def {name}({', '.join(params)}) -> Any: ...  # {f.func}")
+    lines.insert(1, "from typing import overload")
+    return "\n".join(x for x in lines if x is not None) + "\n"
+
+
+__all__ = ["gen_functions", "gen_methods", "gen_stubs", "arg_names"]

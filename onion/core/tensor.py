@@ -1,0 +1,284 @@
+"""``Tensor``: a light handle over a ``TensorImpl``.
+
+Only what needs no operator lives here (geometry, conversion to Python and
+NumPy, repr).  Operator methods (``add``, ``__add__``, ``view``...) are
+attached by the generated code, per the ``variants`` of each operator.
+"""
+from __future__ import annotations
+
+from . import dtype as _dt
+from .tensor_impl import TensorImpl
+
+_new = object.__new__
+
+
+class Size(tuple):
+    """A tuple of sizes that prints like ``torch.Size``."""
+
+    __slots__ = ()
+
+    def __repr__(self):
+        return f"onion.Size([{', '.join(str(s) for s in self)}])"
+
+    __str__ = __repr__
+
+    def numel(self) -> int:
+        n = 1
+        for s in self:
+            n *= s
+        return n
+
+    def __getitem__(self, item):
+        r = tuple.__getitem__(self, item)
+        return Size(r) if isinstance(item, slice) else r
+
+    def __add__(self, other):
+        return Size(tuple(self) + tuple(other))
+
+
+def _wrap_dim(dim: int, ndim: int, name: str = "size") -> int:
+    lo, hi = (-ndim, ndim - 1) if ndim else (-1, 0)
+    if not isinstance(dim, int):
+        raise TypeError(f"{name}(): argument 'dim' must be int, not {type(dim).__name__}")
+    if dim < lo or dim > hi:
+        raise IndexError(f"Dimension out of range (expected to be in range of [{lo}, {hi}], but got {dim})")
+    return dim + ndim if dim < 0 else dim
+
+
+class Tensor:
+    """A handle: all state is in ``self._impl`` so that views and
+    ``detach`` can share it cheaply."""
+
+    _impl: TensorImpl
+    __hash__ = object.__hash__
+
+    # --- metadata ------------------------------------------------------------
+    @property
+    def shape(self) -> Size:
+        return Size(self._impl._array.shape)
+
+    def size(self, dim=None):
+        shape = self._impl._array.shape
+        if dim is None:
+            return Size(shape)
+        return shape[_wrap_dim(dim, len(shape))]
+
+    def stride(self, dim=None):
+        strides = self._impl.strides
+        if dim is None:
+            return strides
+        return strides[_wrap_dim(dim, len(strides), "stride")]
+
+    @property
+    def dtype(self):
+        return self._impl.dtype
+
+    @property
+    def device(self):
+        return self._impl.device
+
+    @property
+    def ndim(self) -> int:
+        return self._impl._array.ndim
+
+    def dim(self) -> int:
+        return self._impl._array.ndim
+
+    ndimension = dim
+
+    def numel(self) -> int:
+        return self._impl._array.size
+
+    nelement = numel
+
+    def element_size(self) -> int:
+        return self._impl.dtype.itemsize
+
+    def storage_offset(self) -> int:
+        return self._impl.storage_offset()
+
+    def untyped_storage(self):
+        return self._impl.storage()
+
+    def data_ptr(self) -> int:
+        impl = self._impl
+        return impl.storage().data_ptr() + impl.storage_offset() * impl.dtype.itemsize
+
+    def is_contiguous(self, memory_format=None) -> bool:
+        return self._impl.is_contiguous()
+
+    def is_floating_point(self) -> bool:
+        return self._impl.dtype.is_floating_point
+
+    def is_complex(self) -> bool:
+        return self._impl.dtype.is_complex
+
+    @property
+    def is_meta(self) -> bool:
+        return self._impl.device.type == "meta"
+
+    @property
+    def is_cpu(self) -> bool:
+        return self._impl.device.type == "cpu"
+
+    @property
+    def is_cuda(self) -> bool:
+        return self._impl.device.type == "cuda"
+
+    @property
+    def layout(self):
+        return "strided"
+
+    @property
+    def _version(self) -> int:
+        return self._impl.version
+
+    def is_inference(self) -> bool:
+        return self._impl._inference
+
+    # --- autograd metadata (behaviour lives in onion.autograd) ---------------
+    @property
+    def requires_grad(self) -> bool:
+        return self._impl.requires_grad
+
+    @requires_grad.setter
+    def requires_grad(self, value: bool) -> None:
+        self.requires_grad_(value)
+
+    def requires_grad_(self, requires_grad: bool = True) -> "Tensor":
+        impl = self._impl
+        if requires_grad and not (impl.dtype.is_floating_point or impl.dtype.is_complex):
+            raise RuntimeError("only Tensors of floating point and complex dtype can require gradients")
+        if not requires_grad and impl.grad_fn is not None:
+            raise RuntimeError(
+                "you can only change requires_grad flags of leaf variables. If you want to use a computed "
+                "variable in a subgraph that doesn't require differentiation use var_no_grad = var.detach().")
+        impl.requires_grad = bool(requires_grad)
+        return self
+
+    @property
+    def grad_fn(self):
+        return self._impl.grad_fn
+
+    @property
+    def is_leaf(self) -> bool:
+        return self._impl.grad_fn is None
+
+    @property
+    def grad(self):
+        return self._impl.grad
+
+    @grad.setter
+    def grad(self, value) -> None:
+        self._impl.grad = value
+
+    # --- conversion ------------------------------------------------------------
+    def numpy(self, *, force: bool = False):
+        impl = self._impl
+        if impl.device.type != "cpu":
+            if force:
+                return self.cpu().numpy()
+            raise TypeError(f"can't convert {impl.device} device type tensor to numpy. "
+                            "Use Tensor.cpu() to copy the tensor to host memory first.")
+        if impl.requires_grad and not force:
+            raise RuntimeError("Can't call numpy() on Tensor that requires grad. "
+                               "Use tensor.detach().numpy() instead.")
+        return impl._array
+
+    def __array__(self, dtype=None, copy=None):
+        a = self.numpy(force=True)
+        return a if dtype is None else a.astype(dtype, copy=False)
+
+    def _host_array(self):
+        impl = self._impl
+        if impl.device.type == "cpu":
+            return impl._array
+        if impl.device.type == "meta":
+            raise NotImplementedError("Cannot copy out of meta tensor; no data!")
+        return self.cpu()._impl._array
+
+    def item(self):
+        impl = self._impl
+        if impl._array.size != 1:
+            raise RuntimeError(f"a Tensor with {impl._array.size} elements cannot be converted to Scalar")
+        v = self._host_array().reshape(()).item() if impl.device.type != "meta" else self._host_array()
+        cat = impl.dtype.category
+        return bool(v) if cat == 0 else int(v) if cat == 1 else float(v) if cat == 2 else complex(v)
+
+    def tolist(self):
+        impl = self._impl
+        a = self._host_array()
+        cat = impl.dtype.category
+        if impl.dtype is _dt.bfloat16 or impl.dtype is _dt.float16:
+            a = a.astype("float32")
+        out = a.tolist()
+        if cat == 2 and impl.dtype is not _dt.float64:
+            return out
+        return out
+
+    def __len__(self):
+        shape = self._impl._array.shape
+        if not shape:
+            raise TypeError("len() of a 0-d tensor")
+        return shape[0]
+
+    def __iter__(self):
+        shape = self._impl._array.shape
+        if not shape:
+            raise TypeError("iteration over a 0-d tensor")
+        return (self[i] for i in range(shape[0]))
+
+    def __bool__(self):
+        if self._impl._array.size != 1:
+            raise RuntimeError(f"Boolean value of Tensor with more than one value is ambiguous")
+        return bool(self.item())
+
+    def __float__(self):
+        return float(self.item()) if not self._impl.dtype.is_complex else complex(self.item()).__float__()
+
+    def __int__(self):
+        return int(self.item())
+
+    def __complex__(self):
+        return complex(self.item())
+
+    def __index__(self):
+        if self._impl.dtype.category != 1 or self._impl._array.size != 1:
+            raise TypeError("only integer tensors of a single element can be converted to an index")
+        return int(self.item())
+
+    def __repr__(self, *, tensor_contents=None):
+        from ..tensor_str import format_tensor  # late: the formatter is only needed to print
+        impl = self._impl
+        dt = impl.dtype
+        extras = []
+        if impl.grad_fn is not None:
+            extras.append(f"grad_fn=<{impl.grad_fn.name()}>")
+        elif impl.requires_grad:
+            extras.append("requires_grad=True")
+        if impl.device.type == "meta":
+            data = None
+        else:
+            data = self._host_array()
+            if dt is _dt.bfloat16:
+                data = data.astype("float32")
+        dev = None if impl.device.type == "cpu" else str(impl.device)
+        return format_tensor(data, dtype_name=dt.name, default_dtype_name=_dt.get_default_dtype().name,
+                             is_floating=dt.is_floating_point, is_complex=dt.is_complex,
+                             is_bool=dt is _dt.bool, device=dev, shape=tuple(impl._array.shape),
+                             extras=tuple(extras))
+
+    def __format__(self, spec):
+        if self._impl._array.ndim == 0 and spec:
+            return format(self.item(), spec)
+        return repr(self)
+
+    def __reduce_ex__(self, proto):
+        raise TypeError("pickling onion tensors is not supported yet")
+
+
+def make_tensor(impl: TensorImpl, cls=Tensor) -> Tensor:
+    """Wrap an impl without running ``__init__`` (the hot path)."""
+    t = _new(cls)
+    t._impl = impl
+    return t

@@ -1,0 +1,95 @@
+"""``TensorImpl``: what a tensor is — array over storage, dtype, device, keyset.
+
+The backend array (NumPy ndarray on CPU) already carries sizes, strides and the
+offset into its memory; it is made once when the impl is made, and kernels use
+it directly.  Everything rarely needed (storage object, version counter,
+autograd metadata) has a class-level default so that making a result costs
+four attribute stores.
+"""
+from __future__ import annotations
+
+# device type -> function(array) -> (Storage, offset in elements); filled by backends
+STORAGE_MAKERS: dict = {}
+
+
+class TensorImpl:
+    # defaults, shadowed per instance only when set
+    requires_grad = False
+    grad_fn = None
+    grad = None
+    output_nr = 0
+    _base = None            # the impl this one is a view of (root base)
+    _vc = None              # version counter: a one-element list shared with views
+    _storage = None
+    _offset = 0
+    is_wrapped_number = False
+    _retains_grad = False
+    _hooks = None
+    _view_fn = None         # how to replay this view on another base (autograd)
+    _is_param = False
+    _inference = False
+    _name = None
+
+    def __init__(self, array, dtype, device, keyset):
+        self._array = array
+        self.dtype = dtype
+        self.device = device
+        self.keyset = keyset
+
+    # --- geometry -----------------------------------------------------------
+    @property
+    def sizes(self) -> tuple:
+        return self._array.shape
+
+    @property
+    def strides(self) -> tuple:
+        a = self._array
+        n = self.dtype.itemsize
+        return tuple(s // n for s in a.strides)
+
+    def dim(self) -> int:
+        return self._array.ndim
+
+    def numel(self) -> int:
+        return self._array.size
+
+    def is_contiguous(self) -> bool:
+        expected = 1
+        for size, stride in zip(reversed(self._array.shape), reversed(self.strides)):
+            if size == 0:
+                return True
+            if size != 1 and stride != expected:
+                return False
+            expected *= size
+        return True
+
+    # --- storage and version ------------------------------------------------
+    def storage(self):
+        if self._storage is None:
+            self._storage, self._offset = STORAGE_MAKERS[self.device.type](self._array)
+        return self._storage
+
+    def storage_offset(self) -> int:
+        self.storage()
+        return self._offset
+
+    def version_counter(self) -> list:
+        vc = self._vc
+        if vc is None:
+            vc = self._vc = [0]
+        return vc
+
+    @property
+    def version(self) -> int:
+        vc = self._vc
+        return 0 if vc is None else vc[0]
+
+    def bump_version(self) -> None:
+        vc = self._vc
+        if vc is None:
+            self._vc = [1]
+        else:
+            vc[0] += 1
+
+    def __repr__(self):
+        return f"TensorImpl(sizes={self.sizes}, strides={self.strides}, dtype={self.dtype!r}, device={self.device})"

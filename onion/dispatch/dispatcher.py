@@ -1,0 +1,102 @@
+"""The Dispatcher: the registry of operators and of per-key backend fallbacks."""
+from __future__ import annotations
+
+import os
+
+from ..core.dispatch_key import K
+from .dispatch_table import FALLTHROUGH, KernelRegistration
+from .operator import OperatorHandle
+from .schema import FunctionSchema
+
+
+def _trace_level_from_env() -> int:
+    text = os.environ.get("ONION_SHOW_DISPATCH_TRACE", "0").strip()
+    try:
+        return int(text)
+    except ValueError:
+        return 1 if text.lower() in ("true", "yes", "on") else 0
+
+
+class Dispatcher:
+    """Singleton registry: ``ops`` by qualified name, ``fallbacks`` by key."""
+
+    def __init__(self):
+        self.ops: dict[str, OperatorHandle] = {}
+        self.fallbacks: dict[K, KernelRegistration] = {}
+        self._fallback_stack: dict[K, list] = {}
+        self.trace_level = _trace_level_from_env()
+        self.trace_stream = None
+        self.on_new_operator = []      # callbacks(handle): the ops namespace listens
+
+    # --- operators --------------------------------------------------------------
+    def define(self, schema: FunctionSchema, debug: str, tags=()) -> OperatorHandle:
+        qname = schema.name + ("." + schema.overload_name if schema.overload_name else "")
+        if qname in self.ops:
+            raise RuntimeError(
+                f"Tried to register an operator ({schema}) with the same name and overload name multiple "
+                f"times. Each overload's schema should only be registered with a single call to def(). "
+                f"Duplicate registration: {debug}. Original registration: {self.ops[qname].debug}")
+        handle = OperatorHandle(self, schema, debug)
+        handle.tags = tuple(tags)
+        self.ops[qname] = handle
+        for cb in self.on_new_operator:
+            cb(handle)
+        return handle
+
+    def undefine(self, handle: OperatorHandle) -> None:
+        self.ops.pop(handle.qualified_name, None)
+        for cb in self.on_new_operator:
+            cb(handle, removed=True)
+
+    def find(self, qualified_name: str) -> OperatorHandle | None:
+        return self.ops.get(qualified_name)
+
+    def find_or_raise(self, qualified_name: str) -> OperatorHandle:
+        h = self.ops.get(qualified_name)
+        if h is None:
+            raise RuntimeError(f"Could not find schema for {qualified_name}: no operator named "
+                               f"'{qualified_name}' has been defined")
+        return h
+
+    def overloads_of(self, name: str) -> list:
+        """Handles named ``ns::name`` with any overload name."""
+        return [h for h in self.ops.values() if h.name == name]
+
+    # --- fallbacks ----------------------------------------------------------------
+    def register_fallback(self, reg: KernelRegistration) -> None:
+        stack = self._fallback_stack.setdefault(reg.key, [])
+        if stack and stack[-1].owner is not None and reg.owner is not None and stack[-1].owner is reg.owner:
+            raise RuntimeError(f"Tried to register multiple backend fallbacks for the same dispatch key "
+                               f"{reg.key.name}; previous registration {stack[-1].debug}, new registration {reg.debug}")
+        stack.append(reg)
+        self._refresh_fallback(reg.key)
+
+    def deregister_fallback(self, reg: KernelRegistration) -> None:
+        stack = self._fallback_stack.get(reg.key, [])
+        if reg in stack:
+            stack.remove(reg)
+        self._refresh_fallback(reg.key)
+
+    def _refresh_fallback(self, key: K) -> None:
+        stack = self._fallback_stack.get(key)
+        if stack:
+            self.fallbacks[key] = stack[-1]
+        else:
+            self.fallbacks.pop(key, None)
+        for h in self.ops.values():
+            h.recompute()
+
+    # --- tracing ------------------------------------------------------------------
+    def set_trace(self, level: int, stream=None) -> None:
+        self.trace_level = int(level)
+        self.trace_stream = stream
+        for h in self.ops.values():
+            h._cache.clear()
+            h._rcache.clear()
+
+
+dispatcher = Dispatcher()
+
+
+def fallthrough_registration(key: K, debug: str) -> KernelRegistration:
+    return KernelRegistration(key, FALLTHROUGH, debug, boxed=True)

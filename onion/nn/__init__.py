@@ -1,0 +1,2 @@
+"""``onion.nn`` (functional only for now)."""
+from . import functional  # noqa: F401

@@ -1,0 +1,159 @@
+"""Hand-written parts of the public Tensor API: indexing, conversions, constructors.
+
+Indexing goes through the view operators (``select``, ``slice``,
+``unsqueeze``), so it dispatches like any other call.
+"""
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+
+from .aten.at import at
+from .aten.native.factories import infer_dtype
+from .aten.tensor_new import scalar_to_tensor, wrap
+from .backends import backend_for
+from .core import dtype as _dt
+from .core.device import CPU, canonical
+from .core.tensor import Tensor
+
+
+def _index(self, key):
+    if not isinstance(key, tuple):
+        key = (key,)
+    ndim = self._impl._array.ndim
+    n_real = sum(1 for k in key if k is not None and k is not Ellipsis and not isinstance(k, bool))
+    if sum(1 for k in key if k is Ellipsis) > 1:
+        raise IndexError("an index can only have a single ellipsis ('...')")
+    if n_real > ndim:
+        raise IndexError(f"too many indices for tensor of dimension {ndim}")
+    out = self
+    dim = 0
+    for k in key:
+        if k is Ellipsis:
+            dim += ndim - n_real
+            n_real = ndim
+        elif k is None:
+            out = at.unsqueeze(out, dim)
+            dim += 1
+        elif isinstance(k, slice):
+            step = 1 if k.step is None else _as_int(k.step)
+            if step <= 0:
+                raise ValueError("step must be greater than zero")
+            out = at.slice_Tensor(out, dim, None if k.start is None else _as_int(k.start),
+                                  None if k.stop is None else _as_int(k.stop), step)
+            dim += 1
+        elif isinstance(k, bool):
+            raise IndexError("onion does not support boolean scalar indices yet")
+        elif isinstance(k, (numbers.Integral,)) or (isinstance(k, Tensor) and k._impl.dtype.category == 1
+                                                    and k._impl._array.ndim == 0):
+            out = at.select_int(out, dim, int(k))
+        else:
+            raise IndexError("only integers, slices (`:`), ellipsis (`...`), None and integer scalar tensors are "
+                             f"valid indices (got {type(k).__name__}); advanced indexing is not supported yet")
+    if out is self:
+        out = at.alias(self)
+    return out
+
+
+def _as_int(v) -> int:
+    if isinstance(v, numbers.Integral) or (isinstance(v, Tensor) and v._impl.dtype.category == 1):
+        return int(v)
+    raise TypeError(f"slice indices must be integers or None or have an __index__ method, got {type(v).__name__}")
+
+
+def _setitem(self, key, value):
+    target = _index(self, key)
+    if not isinstance(value, Tensor):
+        value = scalar_to_tensor(value, self._impl.device) if isinstance(value, (numbers.Number, bool)) \
+            else tensor(value, dtype=self._impl.dtype, device=self._impl.device)
+    at.copy_(target, value, False)
+    if target._impl._vc is not self._impl._vc:
+        self._impl.bump_version()
+
+
+def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=False):
+    """A new tensor copying ``data`` (nested lists, scalars, NumPy arrays or tensors)."""
+    dev = canonical(device)
+    if isinstance(data, Tensor):
+        src = data.detach() if hasattr(data, "detach") else data
+        out = at._to_copy(src, dtype, None, dev, None, False, None)
+    else:
+        if isinstance(data, np.ndarray):
+            dt = dtype or _dt.from_numpy_dtype(data.dtype)
+            arr = np.array(data, dtype=dt.np, copy=True)
+        else:
+            dt = dtype or infer_dtype(data)
+            arr = _to_array(data, dt)
+        if dev.type != "cpu":
+            arr = backend_for(dev).from_numpy(arr, dev)
+        out = wrap(arr, dt, dev)
+    if requires_grad:
+        out.requires_grad_(True)
+    return out
+
+
+def _to_array(data, dt):
+    def flat(x):
+        if isinstance(x, Tensor):
+            return x.tolist()
+        if isinstance(x, (list, tuple)):
+            return [flat(y) for y in x]
+        return x
+    data = flat(data)
+    try:
+        if dt.is_complex:
+            return np.array(data, dtype=dt.np)
+        if dt.category == 2:
+            return np.array(data, dtype=np.float64 if dt is not _dt.float64 else dt.np).astype(dt.np) \
+                if dt in (_dt.bfloat16,) else np.array(data, dtype=dt.np)
+        if dt.category == 1:
+            a = np.array(data)
+            if a.dtype.kind == "c":
+                raise TypeError
+            return a.astype(np.float64).astype(dt.np) if a.dtype.kind == "f" else a.astype(dt.np)
+        return np.array(data, dtype=bool)
+    except ValueError as e:
+        raise ValueError(f"expected sequence of equal-length lists: {e}") from None
+
+
+def from_numpy(array) -> Tensor:
+    """A CPU tensor sharing memory with ``array``."""
+    if not isinstance(array, np.ndarray):
+        raise TypeError(f"expected np.ndarray (got {type(array).__name__})")
+    dt = _dt.from_numpy_dtype(array.dtype)
+    return wrap(array, dt, CPU)
+
+
+def as_tensor(data, dtype=None, device=None) -> Tensor:
+    if isinstance(data, Tensor):
+        return data.to(dtype=dtype, device=device) if (dtype or device) else data
+    if isinstance(data, np.ndarray) and dtype is None and canonical(device) == CPU:
+        return from_numpy(data)
+    return tensor(data, dtype=dtype, device=device)
+
+
+def _conv(dtype):
+    def method(self, memory_format=None):
+        return self.to(dtype)
+    return method
+
+
+EXTRA_METHODS = {
+    "__getitem__": _index,
+    "__setitem__": _setitem,
+    "cpu": lambda self: self.to("cpu"),
+    "cuda": lambda self, device=None: self.to(device if device is not None else "cuda"),
+    "float": _conv(_dt.float32), "double": _conv(_dt.float64), "half": _conv(_dt.float16),
+    "bfloat16": _conv(_dt.bfloat16), "long": _conv(_dt.int64), "int": _conv(_dt.int32),
+    "short": _conv(_dt.int16), "bool": _conv(_dt.bool), "byte": _conv(_dt.uint8), "char": _conv(_dt.int8),
+    "__radd__": lambda self, other: self.add(other),
+    "__rmul__": lambda self, other: self.mul(other),
+    "__rsub__": lambda self, other: at.rsub_Scalar(self, other, 1) if not isinstance(other, Tensor)
+    else at.sub_Tensor(other, self, 1),
+    "__rtruediv__": lambda self, other: at.div_Tensor(scalar_to_tensor(other, self._impl.device), self),
+    "__rpow__": lambda self, other: at.pow_Scalar(other, self),
+    "__pos__": lambda self: self,
+    "T": property(lambda self: at.permute(self, tuple(reversed(range(self._impl._array.ndim))))),
+    "mT": property(lambda self: at.transpose_int(self, -2, -1)),
+}

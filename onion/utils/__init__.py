@@ -1,0 +1,1 @@
+"""Utilities with PyTorch's module names."""
