@@ -55,6 +55,7 @@ class UfuncFormula:
     errstate: bool = False
     opmath: bool = True
     torch_name: str = ""
+    fast_ok: str = ""         # codegen: an expression over `dt` and the scalars under which `check` can be skipped
     loops: dict = field(default_factory=dict)    # (backend type, dtype) -> loop
 
     def compute_dtype(self, common):
@@ -103,6 +104,19 @@ def instantiate(formula: UfuncFormula, backend_type: str, xp, dtypes) -> dict:
     for d, lp in loops.items():
         formula.loops[(backend_type, d)] = lp
     return loops
+
+
+def instantiate_direct(formula: UfuncFormula, xp, dtypes) -> dict:
+    """Loops for inputs already in the compute dtype: the bare formula bound to ``xp``
+    (opmath dtypes and error-state formulas keep their wrapping)."""
+    import functools
+    out = {}
+    for d in dtypes:
+        if (d in (_dt.float16, _dt.bfloat16) and formula.opmath) or formula.errstate:
+            out[d] = formula.loops.get(("cpu", d)) or make_loop(formula, xp, d)
+        else:
+            out[d] = functools.partial(formula.fn, xp)
+    return out
 
 
 def not_implemented_for(formula: UfuncFormula, dtype) -> RuntimeError:

@@ -90,6 +90,12 @@ class KernelWriter:
                       "from onion.aten.tensor_new import wrap_cpu as _wrap_cpu, scalar_to_tensor as _s2t",
                       "from onion.core import dtype as _dt",
                       "from onion.core.device import CPU as _CPU",
+                      "from onion.core.tensor import Tensor as _T",
+                      "from onion.core.tensor_impl import TensorImpl as _TI",
+                      "from onion.core.tls import tls as _tls",
+                      "from onion.aten.tensor_new import CPU_KS as _CPU_KS",
+                      "_nd = _np.ndarray",
+                      "_new = object.__new__",
                       "from onion.core.dispatch_key import K as _K, AFTER_AUTOGRAD as _AFTER_AUTOGRAD, "
                       "AFTER_BACKEND_SELECT as _AFTER_BS",
                       "from onion.backends import BACKENDS as _BACKENDS",
@@ -208,7 +214,8 @@ class KernelWriter:
         lp = f"_LOOPS_{fname}"
         if lp not in self.instantiated:
             dts = ", ".join(f"_dt.{d.name}" for d in dtypes)
-            self.emit(f"{lp} = _uf.instantiate(_FORMULAS[{fname!r}], 'cpu', _np, ({dts},))", "")
+            self.emit(f"{lp} = _uf.instantiate(_FORMULAS[{fname!r}], 'cpu', _np, ({dts},))",
+                      f"_DIRECT_{fname} = _uf.instantiate_direct(_FORMULAS[{fname!r}], _np, ({dts},))", "")
             self.instantiated.add(lp)
         opname = f.func.name
         scal = "(" + "".join(f"{names[i]}, " for i in scalar_idx) + ")"
@@ -267,10 +274,13 @@ class KernelWriter:
             cond.append("dt.category >= 2")
         if formula.kind == "abs":
             cond.append("not dt.is_complex")
-        e(f"        loop = {lp}.get(dt)")
+        e(f"        loop = _DIRECT_{fname}.get(dt)")
         e("        if loop is not None" + "".join(f" and {c}" for c in cond) + ":")
         if formula.check is not None:
-            e(f"            _FORMULAS[{fname!r}].check(dt{sc})")
+            if formula.fast_ok:
+                e(f"            if not ({formula.fast_ok}):", f"                _FORMULAS[{fname!r}].check(dt{sc})")
+            else:
+                e(f"            _FORMULAS[{fname!r}].check(dt{sc})")
         arrs = "ai._array, bi._array" if len(tensors) == 2 else "ai._array"
         e("            try:", f"                r = loop({arrs}{sc})", "            except ValueError as exc:",
           f"                _uf.raise_value_error({opname!r}, {'(ai, bi)' if len(tensors) == 2 else '(ai,)'}, exc)")
@@ -282,7 +292,9 @@ class KernelWriter:
         else:
             e("            if type(r) is _np.ndarray and r.ndim > 1 and not ai._array.flags.c_contiguous:",
               f"                return _uf.functional({opname!r}, _FORMULAS[{fname!r}], ({a},), ({', '.join(scalars)}{',' if scalars else ''}))")
-        e(f"            return _wrap_cpu(r, {out_dt})")
+        e("            if type(r) is _nd and not _tls.inference_mode:",
+          "                t = _new(_T)", f"                t._impl = _TI(r, {out_dt}, _CPU, _CPU_KS)", "                return t",
+          f"            return _wrap_cpu(r, {out_dt})")
 
     def autograd(self, f: NativeFunction):
         """For now the autograd kernel only redispatches below Autograd (recording is issue 3's)."""
@@ -320,7 +332,7 @@ class KernelWriter:
                 self.autograd(f)
             if not has_tensor and any(a.name == "device" for a in f.func.arguments):
                 self.backend_select(f)
-        return "\n".join(self.lines[:14] + sorted(self.imports) + [""] + self.lines[14:]) + "\n"
+        return "\n".join(self.lines[:20] + sorted(self.imports) + [""] + self.lines[20:]) + "\n"
 
 
 def gen_register_kernels(fns) -> str:

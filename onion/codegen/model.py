@@ -168,7 +168,10 @@ def load_native_functions(path: str) -> list:
         raise CodegenError(f"{path}:{line}: YAML error: {e}") from None
     if not isinstance(entries, list):
         raise CodegenError(f"{path}:1: the file must be a list of entries")
-    fns = [parse_entry(e, path) for e in entries]
+    import os
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    shown = os.path.relpath(path, root) if os.path.abspath(path).startswith(root + os.sep) else path
+    fns = [parse_entry(e, shown) for e in entries]
     by_name = {}
     for f in fns:
         if f.name in by_name:

@@ -11,9 +11,9 @@ from ..ufunc import UfuncFormula
 FORMULAS: dict = {}
 
 
-def formula(kind: str, n: int, *, check=None, errstate=False, opmath=True, torch_name=""):
+def formula(kind: str, n: int, *, check=None, errstate=False, opmath=True, torch_name="", fast_ok=""):
     def deco(fn):
-        FORMULAS[fn.__name__] = UfuncFormula(fn.__name__, fn, kind, n, check, errstate, opmath, torch_name)
+        FORMULAS[fn.__name__] = UfuncFormula(fn.__name__, fn, kind, n, check, errstate, opmath, torch_name, fast_ok)
         return fn
     return deco
 
@@ -54,7 +54,7 @@ def no_complex(name):
     return check
 
 
-@formula("binary", 2, check=alpha_check)
+@formula("binary", 2, check=alpha_check, fast_ok="alpha == 1")
 def add(xp, self, other, alpha):
     if alpha == 1:
         return xp.add(self, other)
@@ -63,7 +63,7 @@ def add(xp, self, other, alpha):
     return xp.add(self, xp.multiply(other, alpha))
 
 
-@formula("binary", 2, check=sub_check)
+@formula("binary", 2, check=sub_check, fast_ok="alpha == 1 and dt is not _dt.bool")
 def sub(xp, self, other, alpha):
     if alpha == 1:
         return xp.subtract(self, other)
@@ -132,7 +132,7 @@ def _floor_div_float(xp, a, b):
     return xp.where(b == 0, plain, xp.where(div == 0, xp.copysign(xp.zeros_like(div), plain), floordiv))
 
 
-@formula("unary", 1, check=neg_check)
+@formula("unary", 1, check=neg_check, fast_ok="dt is not _dt.bool")
 def neg(xp, self):
     return xp.negative(self)
 
