@@ -14,7 +14,7 @@ from .aten.native.factories import infer_dtype
 from .aten.tensor_new import scalar_to_tensor, wrap
 from .backends import backend_for
 from .core import dtype as _dt
-from .core.device import CPU, canonical
+from .core.device import CPU, canonical, device as _device
 from .core.tensor import Tensor
 
 
@@ -85,6 +85,8 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
         else:
             dt = dtype or infer_dtype(data)
             arr = _to_array(data, dt)
+        if arr.size == 0 or not arr.flags.c_contiguous:
+            arr = np.ascontiguousarray(arr) if arr.size else np.empty(arr.shape, arr.dtype)
         if dev.type != "cpu":
             arr = backend_for(dev).from_numpy(arr, dev)
         out = wrap(arr, dt, dev)
@@ -139,7 +141,25 @@ def _conv(dtype):
     return method
 
 
+def _to(self, *args, dtype=None, device=None, non_blocking=False, copy=False, memory_format=None):
+    """``Tensor.to(device)``, ``.to(dtype)``, ``.to(device, dtype)``, ``.to(other)`` and keywords."""
+    for a in args:
+        if isinstance(a, Tensor):
+            dtype, device = a._impl.dtype, a._impl.device
+        elif isinstance(a, _dt.dtype):
+            dtype = a
+        elif isinstance(a, (str, _device)) or (isinstance(a, numbers.Integral) and not isinstance(a, bool)):
+            device = a if not isinstance(a, numbers.Integral) else _device("cuda", a)
+        elif isinstance(a, bool):
+            non_blocking = a
+        else:
+            raise TypeError(f"to() received an invalid combination of arguments - got ({type(a).__name__})")
+    return at.to_dtype_layout(self, dtype, None, None if device is None else canonical(device), None,
+                              non_blocking, copy, memory_format)
+
+
 EXTRA_METHODS = {
+    "to": _to,
     "__getitem__": _index,
     "__setitem__": _setitem,
     "cpu": lambda self: self.to("cpu"),

@@ -111,14 +111,19 @@ def dtype_name(x):
 
 def assert_close(o, t, *, strides=True, rtol=None, atol=None, equal_nan=True, exact=False):
     """onion result ``o`` matches torch result ``t``: dtype, shape, strides, values."""
+    __tracebackhide__ = True
     if isinstance(t, torch.Tensor):
-        assert isinstance(o, onion.Tensor), f"expected an onion Tensor, got {type(o).__name__}"
-        assert dtype_name(o) == dtype_name(t), f"dtype: onion {o.dtype} vs torch {t.dtype}"
-        assert tuple(o.shape) == tuple(t.shape), f"shape: onion {tuple(o.shape)} vs torch {tuple(t.shape)}"
-        if strides and t.numel() > 1:
-            assert tuple(o.stride()) == tuple(t.stride()), f"strides: onion {o.stride()} vs torch {t.stride()}"
+        if not isinstance(o, onion.Tensor):
+            _fail(f"expected an onion Tensor, got {type(o).__name__}")
+        if dtype_name(o) != dtype_name(t):
+            _fail(f"dtype: onion {o.dtype} vs torch {t.dtype}")
+        if tuple(o.shape) != tuple(t.shape):
+            _fail(f"shape: onion {tuple(o.shape)} vs torch {tuple(t.shape)}")
+        if strides and t.numel() > 1 and tuple(o.stride()) != tuple(t.stride()):
+            _fail(f"strides: onion {o.stride()} vs torch {t.stride()} (shape {tuple(t.shape)})")
         if t.device.type == "meta":
-            assert o.device.type == "meta"
+            if o.device.type != "meta":
+                _fail(f"device: onion {o.device} vs torch meta")
             return
         a, b = to_np(o), to_np(t)
         name = dtype_name(t)
@@ -128,8 +133,8 @@ def assert_close(o, t, *, strides=True, rtol=None, atol=None, equal_nan=True, ex
         d_atol, d_rtol = _TOL[name]
         np.testing.assert_allclose(a, b, rtol=d_rtol if rtol is None else rtol, atol=d_atol if atol is None else atol,
                                    equal_nan=equal_nan)
-    else:
-        assert o == t or (o != o and t != t), f"{o!r} != {t!r}"
+    elif not (o == t or (o != o and t != t)):
+        _fail(f"{o!r} != {t!r}")
 
 
 def geom(x):
@@ -147,20 +152,43 @@ def outcome(fn):
         return "err", e
 
 
+def _fail(msg):
+    __tracebackhide__ = True
+    raise AssertionError(msg)
+
+
 def same_exc_type(eo, et):
-    """onion raised the exception type torch raised (torch's are builtins here)."""
-    assert type(eo) is type(et) or isinstance(eo, type(et)), \
-        f"onion raised {type(eo).__name__}: {eo}; torch raised {type(et).__name__}: {et}"
+    """onion raised the exception type torch raised (or a subclass of it)."""
+    __tracebackhide__ = True
+    if not (type(eo) is type(et) or isinstance(eo, type(et))):
+        _fail(f"onion raised {type(eo).__name__}: {eo}\ntorch raised {type(et).__name__}: {et}")
 
 
-def check_same(fo, ft, **kw):
-    """Run both; either both raise the same exception type or both results match."""
+COMPLEX_HALF_REASON = ("torch promotes float16 with a complex number to complex32 (ComplexHalf); onion has no "
+                       "complex32 and uses complex64 (documented in onion/core/dtype.py)")
+
+
+def complex_half_gap(rt):
+    """xfail when torch's own outcome involves complex32, a dtype onion deliberately lacks."""
+    if (rt[0] == "err" and "ComplexHalf" in str(rt[1])) or \
+            (rt[0] == "ok" and isinstance(rt[1], torch.Tensor) and rt[1].dtype == torch.complex32):
+        pytest.xfail(COMPLEX_HALF_REASON)
+
+
+def check_same(fo, ft, msg=False, **kw):
+    """Run both; either both raise the same exception type (and text if ``msg``) or both results match."""
+    __tracebackhide__ = True
     ro, rt = outcome(fo), outcome(ft)
+    complex_half_gap(rt)
     if rt[0] == "err":
-        assert ro[0] == "err", f"torch raised {type(rt[1]).__name__}: {rt[1]}; onion returned {ro[1]!r}"
+        if ro[0] != "err":
+            _fail(f"torch raised {type(rt[1]).__name__}: {rt[1]}\nonion returned {ro[1]!r}")
         same_exc_type(ro[1], rt[1])
+        if msg and str(ro[1]) != str(rt[1]):
+            _fail(f"message: onion {str(ro[1])!r}\n         torch {str(rt[1])!r}")
         return None
-    assert ro[0] == "ok", f"onion raised {type(ro[1]).__name__}: {ro[1]}; torch returned {rt[1]!r}"
+    if ro[0] != "ok":
+        _fail(f"onion raised {type(ro[1]).__name__}: {ro[1]}\ntorch returned {rt[1]!r}")
     assert_close(ro[1], rt[1], **kw)
     return ro[1], rt[1]
 

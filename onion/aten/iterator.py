@@ -58,13 +58,18 @@ def _dev_name(d) -> str:
     return str(d)
 
 
+def broadcast_operands(shapes) -> tuple:
+    """The broadcast shape of an op's operands, folded left to right as TensorIterator does
+    (so a mismatch names the shape so far as tensor a and the next operand as tensor b)."""
+    out = tuple(shapes[0]) if shapes else ()
+    for s in shapes[1:]:
+        out = tuple(broadcast_pair_for_op(out, tuple(s)))
+    return out
+
+
 def broadcast_error(opname: str, impls, exc=None):
     """Raise PyTorch's message for shapes that do not broadcast."""
-    shapes = [tuple(i._array.shape) for i in impls]
-    if len(shapes) == 2:
-        broadcast_pair_for_op(shapes[0], shapes[1])
-    else:
-        broadcast_shapes(*shapes)
+    broadcast_operands([tuple(i._array.shape) for i in impls])
     raise RuntimeError(f"{opname}: {exc}")
 
 
@@ -97,9 +102,64 @@ def resize_out(out, shape) -> None:
     impl._offset = 0
 
 
-def write_out(opname: str, out, result_array, result_dtype, inplace: bool = False):
-    """Copy a computed array into ``out`` (in place or ``out=``), with PyTorch's checks."""
+_INTERNAL_OVERLAP = ("unsupported operation: more than one element of the written-to tensor refers to a single "
+                     "memory location. Please clone() the tensor before performing the operation.")
+_PARTIAL_OVERLAP = ("unsupported operation: some elements of the input tensor and the written-to tensor refer to a "
+                    "single memory location. Please clone() the tensor before performing the operation.")
+
+
+def _dense(impl) -> bool:
+    from .view_geometry import is_non_overlapping_and_dense
+    return is_non_overlapping_and_dense(tuple(impl._array.shape), impl.strides)
+
+
+def check_internal_overlap(impl) -> None:
+    """An output some of whose elements share memory (an expanded view) cannot be written."""
+    a = impl._array
+    if a.size > 1 and any(st == 0 and n > 1 for n, st in zip(a.shape, a.strides)):
+        raise RuntimeError(_INTERNAL_OVERLAP)
+
+
+def _byte_span(a):
+    """(first byte, one past the last byte) of a dense NumPy array."""
+    start = a.__array_interface__["data"][0]
+    low = sum((n - 1) * st for n, st in zip(a.shape, a.strides) if st < 0)
+    return start + low, start + low + a.size * a.itemsize
+
+
+def check_no_partial_overlap(out_impl, inputs) -> None:
+    """at::assert_no_partial_overlap: an input may be the output itself, or not touch it at all.
+
+    As PyTorch, only pairs of non-overlapping-and-dense tensors are judged (others are 'too hard')."""
+    oa = out_impl._array
+    if oa.size == 0 or type(oa).__module__ != "numpy":
+        return
+    import numpy as np
+    dense_out = None
+    for i in inputs:
+        if i is None or i is out_impl:
+            continue
+        ia = i._array
+        if type(ia) is not type(oa) or ia.size == 0 or not np.may_share_memory(oa, ia):
+            continue
+        if dense_out is None:
+            dense_out = _dense(out_impl)
+        if not dense_out or not _dense(i):
+            continue
+        (ob, oe), (ib, ie) = _byte_span(oa), _byte_span(ia)
+        if ob == ib and oe == ie:
+            if tuple(out_impl.strides) != tuple(i.strides) or oa.dtype != ia.dtype:
+                raise RuntimeError(_PARTIAL_OVERLAP)
+        elif ob < ie and ib < oe:
+            raise RuntimeError(_PARTIAL_OVERLAP)
+
+
+def write_out(opname: str, out, result_array, result_dtype, inplace: bool = False, inputs=()):
+    """Copy a computed array into ``out`` (in place or ``out=``), with PyTorch's checks.
+
+    ``inputs`` (impls) are checked for partial memory overlap with ``out``."""
     impl = out._impl
+    check_internal_overlap(impl)
     shape = tuple(result_array.shape)
     if inplace:
         if tuple(impl._array.shape) != shape:
@@ -109,6 +169,8 @@ def write_out(opname: str, out, result_array, result_dtype, inplace: bool = Fals
         resize_out(out, shape)
     if result_dtype is not impl.dtype:
         check_out_dtype(result_dtype, impl.dtype)
+    if inputs:
+        check_no_partial_overlap(impl, inputs)
     xp_copy(impl._array, result_array)
     impl.bump_version()
     return out
@@ -127,5 +189,5 @@ def default_float():
     return _dt.get_default_dtype()
 
 
-__all__ = ["priority", "common_dtype2", "common_dtype", "check_devices", "broadcast_error",
-           "check_out_dtype", "resize_out", "write_out"]
+__all__ = ["priority", "common_dtype2", "common_dtype", "check_devices", "broadcast_error", "broadcast_operands",
+           "check_out_dtype", "resize_out", "write_out", "check_internal_overlap", "check_no_partial_overlap"]

@@ -57,6 +57,16 @@ class UfuncFormula:
     torch_name: str = ""
     fast_ok: str = ""         # codegen: an expression over `dt` and the scalars under which `check` can be skipped
     loops: dict = field(default_factory=dict)    # (backend type, dtype) -> loop
+    # checks that need the operands themselves (wrapped numbers, absent optional bounds):
+    # ``operand_check(ops, compute_dtype, *scalars)`` with ``ops`` the operands' impls (None where absent)
+    operand_check: object = None
+    # ``promote(ops, common, *scalars) -> compute dtype`` for ops whose dtype rule is not the plain one
+    promote: object = None
+    # dtypes the formula runs although the YAML does not list them (its operand_check guards when)
+    extra_dtypes: tuple = ()
+    # ``plain_layout(ops) -> bool``: the output is plainly contiguous whatever the inputs' layout
+    # (ops whose meta function sets the output without strides, e.g. pow.Scalar)
+    plain_layout: object = None
 
     def compute_dtype(self, common):
         if self.kind in ("binary_float", "unary_float") and common.category < 2:
@@ -80,14 +90,14 @@ def make_loop(formula: UfuncFormula, xp, dtype):
         f32 = _dt.float32.np
 
         def loop(*args):
-            arrays = [xp.asarray(a).astype(f32) for a in args[:n]]
+            arrays = [None if a is None else xp.asarray(a).astype(f32) for a in args[:n]]
             r = fn(xp, *arrays, *args[n:])
             return r.astype(out_np) if r.dtype != out_np else r
     else:
         want = dtype.np
 
         def loop(*args):
-            arrays = [a if a.dtype == want else a.astype(want) for a in args[:n]]
+            arrays = [a if a is None or a.dtype == want else a.astype(want) for a in args[:n]]
             return fn(xp, *arrays, *args[n:])
     if formula.errstate and xp is not None and hasattr(xp, "errstate"):
         inner = loop
@@ -119,18 +129,26 @@ def instantiate_direct(formula: UfuncFormula, xp, dtypes) -> dict:
     return out
 
 
-def not_implemented_for(formula: UfuncFormula, dtype) -> RuntimeError:
-    return RuntimeError(f'"{formula.torch_name or formula.name}_cpu" not implemented for '
-                        f"'{dtype.scalar_type_name}'")
+def not_implemented_for(formula: UfuncFormula, dtype) -> NotImplementedError:
+    """PyTorch's dtype-dispatch failure (a NotImplementedError, as torch raises)."""
+    return NotImplementedError(f'"{formula.torch_name or formula.name}_cpu" not implemented for '
+                               f"'{dtype.scalar_type_name}'")
 
 
 # --- the general paths ----------------------------------------------------------
-def plan(opname: str, formula: UfuncFormula, impls, scalars):
+def plan(opname: str, formula: UfuncFormula, impls, scalars, operands=None):
     """dtype half of the meta function: (compute dtype, out dtype, device)."""
     dev = _it.check_devices(opname, impls)
     common = _it.common_dtype2(impls[0], impls[1]) if len(impls) == 2 else \
         (impls[0].dtype if len(impls) == 1 else _it.common_dtype(impls))
-    compute = formula.compute_dtype(common)
+    if formula.promote is not None or formula.operand_check is not None:
+        ops = impls if operands is None else [None if o is None else o._impl for o in operands]
+        compute = formula.promote(ops, common, *scalars) if formula.promote is not None \
+            else formula.compute_dtype(common)
+        if formula.operand_check is not None:
+            formula.operand_check(ops, compute, *scalars)
+    else:
+        compute = formula.compute_dtype(common)
     if formula.check is not None:
         formula.check(compute, *scalars)
     return compute, formula.out_dtype(compute), dev
@@ -166,12 +184,13 @@ def _operands(opname, operands):
 
 def _run(opname: str, formula: UfuncFormula, operands, scalars):
     impls = _operands(opname, operands)
-    compute_dtype, out_dtype, dev = plan(opname, formula, impls, scalars)
+    compute_dtype, out_dtype, dev = plan(opname, formula, impls, scalars, operands)
     from ..backends import backend_for
     backend = backend_for(dev)
     loop = formula.loops.get((dev.type, compute_dtype))
     if loop is None:
-        if not any(k[1] is compute_dtype for k in formula.loops) and formula.loops:
+        if not any(k[1] is compute_dtype for k in formula.loops) and formula.loops and \
+                compute_dtype not in formula.extra_dtypes:
             raise not_implemented_for(formula, compute_dtype)
         loop = formula.loops[(dev.type, compute_dtype)] = make_loop(formula, backend.xp, compute_dtype)
     arrays = [o._impl._array if o is not None else None for o in operands]
@@ -191,14 +210,19 @@ def _np_ndarray():
     return np.ndarray
 
 
+def _plain(formula: UfuncFormula, operands) -> bool:
+    return formula.plain_layout is not None and formula.plain_layout(
+        [None if o is None else o._impl for o in operands])
+
+
 def functional(opname: str, formula: UfuncFormula, operands, scalars):
     from .tensor_new import wrap
     r, out_dtype, dev, impls = _run(opname, formula, operands, scalars)
-    r = _fix_result(r, out_dtype, dev, impls)
+    r = _fix_result(r, out_dtype, dev, impls, _plain(formula, operands))
     return wrap(r, out_dtype, dev)
 
 
-def _fix_result(r, out_dtype, dev, impls):
+def _fix_result(r, out_dtype, dev, impls, plain=False):
     """Make the computed array a proper array of the out dtype with PyTorch's layout."""
     import numpy as np
     if dev.type == "cpu":
@@ -206,7 +230,11 @@ def _fix_result(r, out_dtype, dev, impls):
             r = np.asarray(r)
     if r.dtype != out_dtype.np:
         r = r.astype(out_dtype.np)
-    want = _expected_strides(tuple(r.shape), impls)
+    if plain:
+        from .view_geometry import contiguous_strides
+        want = contiguous_strides(tuple(r.shape))
+    else:
+        want = _expected_strides(tuple(r.shape), impls)
     if want is not None:
         item = r.dtype.itemsize
         if tuple(s // item for s in r.strides) != want and r.size > 1:
@@ -236,25 +264,31 @@ def _expected_strides(shape, impls):
 def out_variant(opname: str, formula: UfuncFormula, operands, scalars, out):
     r, out_dtype, dev, impls = _run(opname, formula, operands, scalars)
     _it.check_devices(opname, impls + [out._impl]) if out._impl.device != dev else None
-    return _it.write_out(opname, out, r, out_dtype)
+    return _it.write_out(opname, out, r, out_dtype, inputs=impls)
+
+
+def _inplace_check(formula: UfuncFormula, self) -> None:
+    if formula.kind == "abs" and self._impl.dtype.is_complex:
+        raise RuntimeError("In-place abs is not supported for complex tensors.")
 
 
 def inplace_variant(opname: str, formula: UfuncFormula, operands, scalars):
     self = operands[0]
+    _inplace_check(formula, self)
     r, out_dtype, dev, impls = _run(opname, formula, operands, scalars)
-    return _it.write_out(opname, self, r, out_dtype, inplace=True)
+    return _it.write_out(opname, self, r, out_dtype, inplace=True, inputs=impls)
 
 
 def meta_shape_dtype(opname: str, formula: UfuncFormula, operands, scalars):
-    from .view_geometry import broadcast_shapes, output_strides_like
+    from .view_geometry import output_strides_like
     impls = _operands(opname, operands)
-    compute_dtype, out_dtype, dev = plan(opname, formula, impls, scalars)
-    if len(impls) == 2:
-        from .view_geometry import broadcast_pair_for_op
-        shape = tuple(broadcast_pair_for_op(tuple(impls[0]._array.shape), tuple(impls[1]._array.shape)))
+    compute_dtype, out_dtype, dev = plan(opname, formula, impls, scalars, operands)
+    shape = _it.broadcast_operands([tuple(i._array.shape) for i in impls])
+    if _plain(formula, operands):
+        from .view_geometry import contiguous_strides
+        strides = contiguous_strides(shape)
     else:
-        shape = tuple(broadcast_shapes(*[tuple(i._array.shape) for i in impls]))
-    strides = tuple(output_strides_like(shape, [(tuple(i._array.shape), i.strides) for i in impls]))
+        strides = tuple(output_strides_like(shape, [(tuple(i._array.shape), i.strides) for i in impls]))
     return shape, strides, out_dtype, dev
 
 
@@ -274,6 +308,7 @@ def meta_out(opname, formula, operands, scalars, out):
 
 def meta_inplace(opname, formula, operands, scalars):
     self = operands[0]
+    _inplace_check(formula, self)
     shape, strides, out_dtype, dev = meta_shape_dtype(opname, formula, operands, scalars)
     if tuple(self._impl._array.shape) != tuple(shape):
         raise RuntimeError(f"output with shape {list(self._impl._array.shape)} doesn't match the broadcast shape "

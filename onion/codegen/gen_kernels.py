@@ -321,7 +321,8 @@ class KernelWriter:
             if f.structured_delegate or f.structured:
                 target = self.by_name[f.structured_delegate] if f.structured_delegate else f
                 self.structured(f, target)
-                if f.dispatch:
+                extra = {k: v for k, v in f.dispatch.items() if not f.structured}
+                if extra:
                     self.direct(f)
             elif f.dispatch:
                 self.direct(f)

@@ -152,8 +152,6 @@ def parse_entry(entry, path: str) -> NativeFunction:
         ufunc_inner_loop=ufunc, tags=_as_tuple(entry.get("tags")), python_module=entry.get("python_module"),
         autogen=_as_tuple(entry.get("autogen")), device_check=entry.get("device_check", "ExactSame"),
         has_explicit_dispatch=raw is not None)
-    if nf.structured_delegate and dispatch:
-        pass
     return nf
 
 

@@ -8,7 +8,7 @@ from ..dispatch.arguments import REQUIRED, python_default
 
 def pyname(name: str) -> str:
     """A schema argument name usable as a Python identifier."""
-    return name + "_" if keyword.iskeyword(name) or name in ("input",) and False else name
+    return name + "_" if keyword.iskeyword(name) else name
 
 
 def render_default(arg) -> str | None:

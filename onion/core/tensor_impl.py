@@ -29,6 +29,7 @@ class TensorImpl:
     _is_param = False
     _inference = False
     _name = None
+    _strides = None         # set when NumPy cannot tell (views of empty tensors)
 
     def __init__(self, array, dtype, device, keyset):
         self._array = array
@@ -43,7 +44,15 @@ class TensorImpl:
 
     @property
     def strides(self) -> tuple:
+        if self._strides is not None:
+            return self._strides
         a = self._array
+        if a.size == 0:     # NumPy gives empty arrays zero strides; PyTorch gives contiguous ones
+            out, acc = [], 1
+            for size in reversed(a.shape):
+                out.append(acc)
+                acc *= max(size, 1)
+            return tuple(reversed(out))
         n = self.dtype.itemsize
         return tuple(s // n for s in a.strides)
 

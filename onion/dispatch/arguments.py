@@ -57,12 +57,10 @@ def convert(opname: str, arg, value):
     """Check ``value`` against the argument's type and convert it (numbers to tensors, ...)."""
     t = arg.type
     if value is None:
-        if t.optional or t.base in ("Layout", "MemoryFormat", "Generator") or (t.is_list and False):
+        if t.optional or t.base in ("Layout", "MemoryFormat", "Generator"):
             return None
         raise type_error(opname, arg, value)
     base = t.base
-    if t.is_list and base != "Tensor" or (t.is_list and base == "Tensor" and False):
-        pass
     if base == "Tensor":
         if t.is_list:
             if isinstance(value, Tensor) or not isinstance(value, (list, tuple)):

@@ -90,8 +90,6 @@ class Library:
 
     def impl(self, op_name, fn, dispatch_key: str = "", *, with_keyset: bool = False):
         """Register a Python kernel ``fn(*args, **kwargs)`` for ``op_name`` under a key."""
-        if self.kind == "DEF" and False:
-            pass
         key = parse_key(dispatch_key or self.dispatch_key or "CompositeImplicitAutograd")
         handle = self._resolve(op_name)
         if fn is FALLTHROUGH:

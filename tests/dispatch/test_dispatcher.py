@@ -171,7 +171,14 @@ def test_fallthrough_and_redispatch_with_keyset():
         lib.impl("baz", lambda x: x * 2, "CPU")
         assert onion.ops.onion_test3.baz.default(onion.ones(1)).tolist() == [2.0]
         assert calls and calls[0][0] == "autograd"
-        lib.impl("baz", fallthrough_kernel, "AutogradCPU") if False else None
+        # a fallthrough at AutogradCPU skips straight to the CPU kernel
+        lib2 = Library("onion_test3", "IMPL")
+        lib2.impl("baz", fallthrough_kernel, "AutogradCPU")
+        calls.clear()
+        assert onion.ops.onion_test3.baz.default(onion.ones(1)).tolist() == [2.0]
+        assert calls == []
+        lib2._destroy()
+        assert onion.ops.onion_test3.baz.default(onion.ones(1)).tolist() == [2.0] and calls
     finally:
         lib._destroy()
 

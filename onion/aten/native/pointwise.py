@@ -57,9 +57,13 @@ def div__Scalar_mode(self, other, rounding_mode=None):
 
 def _where_plan(condition, self, other):
     c = condition._impl
-    if c.dtype is not _dt.bool and c.dtype is not _dt.uint8:
-        raise RuntimeError(f"where expected condition to be a boolean tensor, but got a tensor with dtype "
-                           f"{c.dtype.scalar_type_name}")
+    if c.dtype is not _dt.bool:
+        if c.dtype is not _dt.uint8:
+            raise RuntimeError(f"where expected condition to be a boolean tensor, but got a tensor with dtype "
+                               f"{c.dtype.scalar_type_name}")
+        import warnings
+        warnings.warn("where received a uint8 condition tensor. This behavior is deprecated and will be removed in "
+                      "a future version of PyTorch. Use a boolean condition instead.", UserWarning, stacklevel=4)
     impls = [c, self._impl, other._impl]
     dev = _it.check_devices("where", impls)
     dt = _it.common_dtype2(self._impl, other._impl)
@@ -93,7 +97,7 @@ def where_self(condition, self, other):
         from .. import view_geometry as g
         from ..tensor_new import empty_tensor
         dt, dev, impls = _where_plan(condition, self, other)
-        shape = tuple(g.broadcast_shapes(*[tuple(i._array.shape) for i in impls]))
+        shape = _it.broadcast_operands([tuple(i._array.shape) for i in impls])
         strides = tuple(g.output_strides_like(shape, [(tuple(i._array.shape), i.strides) for i in impls]))
         return empty_tensor(shape, dt, dev, strides)
     r, dt, dev = _where_compute(condition, self, other)
@@ -106,7 +110,7 @@ def where_self_out(condition, self, other, out):
         _it.resize_out(out, tuple(res._impl._array.shape))
         return out
     r, dt, dev = _where_compute(condition, self, other)
-    return _it.write_out("where", out, r, dt)
+    return _it.write_out("where", out, r, dt, inputs=[condition._impl, self._impl, other._impl])
 
 
 def where_ScalarSelf(condition, self, other):

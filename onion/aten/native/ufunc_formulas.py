@@ -11,24 +11,33 @@ from ..ufunc import UfuncFormula
 FORMULAS: dict = {}
 
 
-def formula(kind: str, n: int, *, check=None, errstate=False, opmath=True, torch_name="", fast_ok=""):
+def formula(kind: str, n: int, *, check=None, errstate=False, opmath=True, torch_name="", fast_ok="",
+            operand_check=None, promote=None, extra_dtypes=(), plain_layout=None):
     def deco(fn):
-        FORMULAS[fn.__name__] = UfuncFormula(fn.__name__, fn, kind, n, check, errstate, opmath, torch_name, fast_ok)
+        FORMULAS[fn.__name__] = UfuncFormula(fn.__name__, fn, kind, n, check, errstate, opmath, torch_name, fast_ok,
+                                             operand_check=operand_check, promote=promote,
+                                             extra_dtypes=tuple(extra_dtypes), plain_layout=plain_layout)
         return fn
     return deco
 
 
-def _is_float_scalar(v) -> bool:
-    return isinstance(v, (float, complex)) and not isinstance(v, bool)
+def _wrapped_value(impl):
+    """The Python value of a wrapped-number operand (a Scalar argument)."""
+    return impl._array.item() if impl.device.type != "meta" else None
+
+
+def _as_elem(xp, value, arr):
+    """A Python scalar as an element of ``arr``'s dtype (integers wrap, as C++ casts do)."""
+    if arr.dtype.kind in "iub" and not isinstance(value, bool):
+        return xp.asarray(value).astype(xp.int64).astype(arr.dtype)
+    return value
 
 
 def alpha_check(dtype, alpha, *rest):
-    """PyTorch's checks on ``alpha`` against the result dtype."""
-    if isinstance(alpha, bool) and dtype is not _dt.bool and False:
-        pass
-    if dtype is _dt.bool and not isinstance(alpha, bool) and alpha != 1:
+    """PyTorch's checks on ``alpha`` against the result dtype (by the Python type of alpha)."""
+    if isinstance(alpha, bool) and dtype is not _dt.bool:
         raise RuntimeError("Boolean alpha only supported for Boolean results.")
-    if dtype.category < 2 and _is_float_scalar(alpha):
+    if dtype.category < 2 and isinstance(alpha, (float, complex)):
         raise RuntimeError("For integral input tensors, argument alpha must not be a floating point number.")
     if not dtype.is_complex and isinstance(alpha, complex):
         raise RuntimeError("For non-complex input tensors, argument alpha must not be a complex number.")
@@ -39,6 +48,16 @@ def sub_check(dtype, alpha):
         raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is not supported. "
                            "Use the `^` or `logical_xor()` operator instead.")
     alpha_check(dtype, alpha)
+
+
+def sub_operand_check(ops, compute, alpha):
+    """PyTorch refuses a bool operand (tensor or Python bool) whatever the result dtype."""
+    a, b = ops[0].dtype is _dt.bool, ops[1].dtype is _dt.bool
+    if a and b:
+        sub_check(_dt.bool, alpha)
+    if a or b:
+        raise RuntimeError("Subtraction, the `-` operator, with a bool tensor is not supported. If you are trying "
+                           "to invert a mask, use the `~` or `logical_not()` operator instead.")
 
 
 def neg_check(dtype):
@@ -54,20 +73,25 @@ def no_complex(name):
     return check
 
 
-@formula("binary", 2, check=alpha_check, fast_ok="alpha == 1")
+def _not_implemented(kernel, dtype):
+    return NotImplementedError(f'"{kernel}" not implemented for \'{dtype.scalar_type_name}\'')
+
+
+@formula("binary", 2, check=alpha_check, fast_ok="alpha.__class__ is int and alpha == 1")
 def add(xp, self, other, alpha):
     if alpha == 1:
         return xp.add(self, other)
     if self.dtype == xp.bool_:
         return xp.logical_or(self, xp.logical_and(other, bool(alpha)))
-    return xp.add(self, xp.multiply(other, alpha))
+    return xp.add(self, xp.multiply(other, _as_elem(xp, alpha, other)))
 
 
-@formula("binary", 2, check=sub_check, fast_ok="alpha == 1 and dt is not _dt.bool")
+@formula("binary", 2, check=sub_check, operand_check=sub_operand_check,
+         fast_ok="alpha.__class__ is int and alpha == 1 and dt is not _dt.bool")
 def sub(xp, self, other, alpha):
     if alpha == 1:
         return xp.subtract(self, other)
-    return xp.subtract(self, xp.multiply(other, alpha))
+    return xp.subtract(self, xp.multiply(other, _as_elem(xp, alpha, other)))
 
 
 @formula("binary", 2)
@@ -91,33 +115,45 @@ def div_mode_check(dtype, rounding_mode):
     if rounding_mode not in (None, "trunc", "floor"):
         raise RuntimeError(f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but found "
                            f"'{rounding_mode}'")
-    if rounding_mode is not None and dtype.is_complex:
-        raise RuntimeError(f"div_{rounding_mode}_cpu not implemented for '{dtype.scalar_type_name}'")
+    if rounding_mode is not None and (dtype.is_complex or dtype is _dt.bool):
+        raise _not_implemented(f"div_{rounding_mode}_cpu", dtype)
 
 
-class _DivModeFormula:
-    pass
+def div_mode_promote(ops, common, rounding_mode):
+    """True division (no rounding mode) makes integers the default float; trunc/floor keep the dtype."""
+    if rounding_mode is None and common.category < 2:
+        return _dt.get_default_dtype()
+    return common
 
 
-@formula("binary", 2, check=div_mode_check, errstate=True, torch_name="div")
+# kind binary_float: the generated fast path then only takes floating inputs, whose dtype every mode keeps.
+# opmath is done here: float16/bfloat16 round the quotient to their own precision before truncating
+# (as PyTorch's vectorised reduced-float kernel does), but floor the float32 quotient.
+@formula("binary_float", 2, check=div_mode_check, promote=div_mode_promote, errstate=True, torch_name="div",
+         opmath=False)
 def div_mode(xp, self, other, rounding_mode):
-    if rounding_mode is None:
-        return xp.true_divide(self, other)
-    if self.dtype.kind in "biu":
+    dt = self.dtype
+    if dt.kind in "iu":
         _int_zero_check(xp, other)
-        if self.dtype == xp.bool_:
-            self = self.astype(xp.uint8)
-            other = other.astype(xp.uint8)
-            q = xp.floor_divide(self, other)
-            return q.astype(xp.bool_)
-        if rounding_mode == "floor":
-            return xp.floor_divide(self, other)
         q = xp.floor_divide(self, other)
+        if rounding_mode == "floor":
+            return q
+        # floor -> trunc: one up where the division was inexact and the signs differ
         fix = (xp.remainder(self, other) != 0) & ((self < 0) != (other < 0))
         return q + fix.astype(q.dtype)
-    if rounding_mode == "trunc":
-        return xp.trunc(xp.true_divide(self, other))
-    return _floor_div_float(xp, self, other)
+    reduced = dt.itemsize == 2 and dt.kind != "c"
+    if reduced:
+        self, other = self.astype(xp.float32), other.astype(xp.float32)
+    if rounding_mode is None:
+        r = xp.true_divide(self, other)
+    elif rounding_mode == "trunc":
+        r = xp.true_divide(self, other)
+        if reduced:
+            r = r.astype(dt)
+        r = xp.trunc(r)
+    else:
+        r = _floor_div_float(xp, self, other)
+    return r.astype(dt) if r.dtype != dt else r
 
 
 def _floor_div_float(xp, a, b):
@@ -137,10 +173,13 @@ def neg(xp, self):
     return xp.negative(self)
 
 
-@formula("abs", 1)
+def abs_check(dtype):
+    if dtype is _dt.bool:
+        raise _not_implemented("abs_cpu", dtype)
+
+
+@formula("abs", 1, check=abs_check, fast_ok="dt is not _dt.bool")
 def abs(xp, self):  # noqa: A001 - the operator's name
-    if self.dtype == xp.bool_:
-        return self.copy()
     return xp.abs(self)
 
 
@@ -190,9 +229,9 @@ def sigmoid(xp, self):
 
 def relu_check(dtype):
     if dtype is _dt.bool:
-        raise RuntimeError('"clamp_min_cpu" not implemented for \'Bool\'')
+        raise RuntimeError("Boolean inputs not supported for relu")
     if dtype.is_complex:
-        raise RuntimeError("clamp is not supported for complex types")
+        raise NotImplementedError("clamp is not supported for complex types")
 
 
 @formula("unary", 1, check=relu_check, torch_name="clamp_min")
@@ -200,18 +239,42 @@ def relu(xp, self):
     return xp.maximum(self, xp.zeros((), self.dtype))
 
 
-def pow_check(dtype, *scalars):
-    pass
+def pow_operand_check(ops, compute):
+    """Checks of pow's meta function that depend on which operand is a Python number."""
+    base, exp = ops
+    if exp.is_wrapped_number and base.dtype.category <= 1 and exp.dtype.category <= 1:
+        v = _wrapped_value(exp)
+        if v is not None and v < 0:
+            raise RuntimeError("Integers to negative integer powers are not allowed.")
+    # a bool result only comes from a bool base and a Python bool exponent (x ** True is x,
+    # x ** False is all True); with a tensor exponent there is no bool kernel
+    if compute is _dt.bool and not exp.is_wrapped_number:
+        raise _not_implemented("pow", compute)
 
 
-@formula("binary", 2, errstate=True)
+def _int_pow(xp, base, exp):
+    """Integer powers; a negative exponent gives 1 for base 1, +-1 for base -1, else 0 (as c10's powi)."""
+    neg = exp < 0
+    if not bool(neg.any()):
+        return xp.power(base, exp)
+    r = xp.power(base, xp.where(neg, xp.zeros((), exp.dtype), exp))
+    sign = xp.where(exp % 2 == 0, xp.ones((), r.dtype), -xp.ones((), r.dtype))
+    special = xp.where(base == 1, xp.ones((), r.dtype), xp.where(base == -1, sign, xp.zeros((), r.dtype)))
+    return xp.where(neg, special, r).astype(r.dtype)
+
+
+def _scalar_base(ops) -> bool:
+    """pow.Scalar (a Python number raised to a tensor) gives a contiguous result."""
+    return ops[0].is_wrapped_number
+
+
+@formula("binary", 2, errstate=True, operand_check=pow_operand_check, extra_dtypes=(_dt.bool,),
+         plain_layout=_scalar_base)
 def pow(xp, self, exponent):  # noqa: A001 - the operator's name
-    if self.dtype.kind in "iu":
-        if bool((exponent < 0).any()):
-            if self.dtype.kind in "iu" and exponent.dtype.kind in "iu":
-                raise RuntimeError("Integers to negative integer powers are not allowed.")
     if self.dtype == xp.bool_:
-        return xp.logical_or(self, exponent == 0) if True else None
+        return xp.logical_or(self, xp.logical_not(exponent))
+    if self.dtype.kind == "i":
+        return _int_pow(xp, self, exponent)
     return xp.power(self, exponent)
 
 
@@ -228,7 +291,7 @@ def ne(xp, self, other):
 def _order_check(name):
     def check(dtype, *scalars):
         if dtype.is_complex:
-            raise RuntimeError(f'"{name}_cpu" not implemented for \'{dtype.scalar_type_name}\'')
+            raise _not_implemented(f"{name}_cpu", dtype)
     return check
 
 
@@ -262,28 +325,41 @@ def minimum(xp, self, other):
     return xp.minimum(self, other)
 
 
-def clamp_check(dtype, *bounds):
-    if dtype is _dt.bool:
-        raise RuntimeError("\"clamp_cpu\" not implemented for 'Bool'")
-    if dtype.is_complex:
-        raise RuntimeError("clamp is not supported for complex types")
+def clamp_promote(ops, common):
+    """clamp's dtype rule: Python-number bounds promote only a non-floating self; tensor bounds always."""
+    self, lo, hi = ops
+    if lo is None and hi is None:
+        raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
+    if self.dtype.is_complex:
+        raise NotImplementedError("clamp is not supported for complex types")
+    bounds = [b for b in (lo, hi) if b is not None]
+    if all(b.is_wrapped_number for b in bounds):
+        if self.dtype.is_floating_point:
+            if any(b.dtype.is_complex for b in bounds):
+                raise RuntimeError("value cannot be converted to type double without overflow")
+            return self.dtype
+        if common.is_complex:
+            raise NotImplementedError("clamp is not supported for complex types")
+        if common is _dt.bool:
+            which = "clamp" if len(bounds) == 2 else ("clamp_min" if lo is not None else "clamp_max")
+            raise _not_implemented(f"{which}_scalar_cpu", common)
+        return common
+    if len(bounds) == 2:
+        if common is _dt.bool or common.is_complex:
+            raise _not_implemented("clamp_cpu", common)
+    elif common.is_complex:
+        raise _not_implemented("maximum_cpu" if lo is not None else "minimum_cpu", common)
+    return common
 
 
-@formula("binary", 3, check=clamp_check, torch_name="clamp")
+@formula("binary", 3, promote=clamp_promote, torch_name="clamp")
 def clamp(xp, self, lo, hi):
-    """Tensor bounds (None-able handled by the caller passing +-inf-free arrays)."""
-    out = xp.maximum(self, lo)
-    return xp.minimum(out, hi)
-
-
-@formula("binary", 2, check=clamp_check, torch_name="clamp")
-def clamp_min(xp, self, lo):
-    return xp.maximum(self, lo)
-
-
-@formula("binary", 2, check=clamp_check, torch_name="clamp")
-def clamp_max(xp, self, hi):
-    return xp.minimum(self, hi)
+    """Either bound may be absent (None); NaN in self or a bound propagates."""
+    if lo is None:
+        return xp.minimum(self, hi)
+    if hi is None:
+        return xp.maximum(self, lo)
+    return xp.minimum(xp.maximum(self, lo), hi)
 
 
 def where_formula(xp, cond, self, other):

@@ -24,6 +24,8 @@ def make_view(self, sizes, strides, offset):
     v = TensorImpl(arr, impl.dtype, impl.device, impl.keyset)
     v._storage = storage
     v._offset = offset
+    if arr.size == 0:
+        v._strides = tuple(strides)
     v._vc = impl.version_counter()
     v._base = impl._base if impl._base is not None else impl
     if impl._inference:

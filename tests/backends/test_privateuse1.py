@@ -1,0 +1,59 @@
+"""Adding a backend from Python: a PrivateUse1 device whose arrays are NumPy's.
+
+This is the recipe a new backend follows: subclass ``Backend``, register it,
+name the device; every generated kernel then runs on it.
+"""
+import numpy as np
+import pytest
+
+import onion
+from onion.backends.base import BACKENDS, Backend, register_backend
+from onion.backends.cpu import storage_of_dense, strided_empty
+from onion.core.device import rename_privateuse1_backend
+from onion.core.dispatch_key import K
+
+
+class ToyBackend(Backend):
+    device_type = "toy"
+    key = K.PrivateUse1
+    xp = np
+
+    def empty(self, shape, np_dtype, device=None):
+        return np.empty(shape, np_dtype)
+
+    def empty_strided(self, shape, strides, np_dtype, device=None):
+        return strided_empty(np, shape, strides, np_dtype)
+
+    def view(self, storage, shape, strides, offset, np_dtype):
+        item = np.dtype(np_dtype).itemsize
+        return np.ndarray(shape, np_dtype, storage.data, offset * item, tuple(s * item for s in strides))
+
+    def storage_of(self, array, device):
+        return storage_of_dense(array, onion.device("toy"), np)
+
+    def to_numpy(self, array):
+        return np.array(array)
+
+    def from_numpy(self, array, device=None):
+        return np.array(array)
+
+
+@pytest.fixture(scope="module")
+def toy():
+    rename_privateuse1_backend("toy")
+    register_backend(ToyBackend())
+    yield onion.device("toy")
+    BACKENDS.pop("toy", None)
+
+
+def test_factories_ops_and_views_run_on_a_new_backend(toy):
+    a = onion.ones(2, 3, device=toy)
+    b = onion.arange(6.0, device=toy).reshape(2, 3)
+    assert str(onion._C._dispatch_key_set(a)) == "DispatchKeySet(PrivateUse1, ADInplaceOrView, AutogradPrivateUse1)"
+    c = a + b * 2
+    assert c.device == toy and c.dtype is onion.float32
+    assert c.cpu().tolist() == [[1.0, 3.0, 5.0], [7.0, 9.0, 11.0]]
+    assert c.t().cpu().tolist() == [[1.0, 7.0], [3.0, 9.0], [5.0, 11.0]]
+    with pytest.raises(RuntimeError, match="Expected all tensors to be on the same device"):
+        a + onion.ones(2, 3)
+    assert (a + onion.tensor(1.0)).cpu().tolist() == [[2.0] * 3] * 2   # CPU scalars may join
