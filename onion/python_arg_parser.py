@@ -149,6 +149,7 @@ class PySignature:
         if self.positional and self.positional[0].arg.type.is_list and \
                 self.positional[0].arg.type.base in ("int", "SymInt"):
             self.positional[0].varargs = True
+        self.is_out = any(p.arg.is_out for p in self.params)
         self.has_options = any(a.name == "device" for a in args) and any(a.name == "dtype" for a in args)
         self.extras = set(python_extras)
         if self.has_options:
@@ -238,8 +239,7 @@ class PyFunction:
         if out is None and kwargs and "out" in kwargs:
             kwargs = {k: v for k, v in kwargs.items() if k != "out"}
         for sig in self.signatures:
-            is_out_sig = any(p.arg.is_out for p in sig.params)
-            if is_out_sig != (out is not None):
+            if sig.is_out != (out is not None):
                 continue
             try:
                 values, extra = sig.bind(args, kwargs or {}, self_tensor)

@@ -141,6 +141,9 @@ def _conv(dtype):
     return method
 
 
+_PY_TYPES = {float: _dt.float64, int: _dt.int64, bool: _dt.bool, complex: _dt.complex128}
+
+
 def _to(self, *args, dtype=None, device=None, non_blocking=False, copy=False, memory_format=None):
     """``Tensor.to(device)``, ``.to(dtype)``, ``.to(device, dtype)``, ``.to(other)`` and keywords."""
     for a in args:
@@ -148,12 +151,15 @@ def _to(self, *args, dtype=None, device=None, non_blocking=False, copy=False, me
             dtype, device = a._impl.dtype, a._impl.device
         elif isinstance(a, _dt.dtype):
             dtype = a
+        elif a in _PY_TYPES:
+            dtype = _PY_TYPES[a]
         elif isinstance(a, (str, _device)) or (isinstance(a, numbers.Integral) and not isinstance(a, bool)):
             device = a if not isinstance(a, numbers.Integral) else _device("cuda", a)
         elif isinstance(a, bool):
             non_blocking = a
         else:
             raise TypeError(f"to() received an invalid combination of arguments - got ({type(a).__name__})")
+    dtype = _PY_TYPES.get(dtype, dtype)
     return at.to_dtype_layout(self, dtype, None, None if device is None else canonical(device), None,
                               non_blocking, copy, memory_format)
 
@@ -167,8 +173,6 @@ EXTRA_METHODS = {
     "float": _conv(_dt.float32), "double": _conv(_dt.float64), "half": _conv(_dt.float16),
     "bfloat16": _conv(_dt.bfloat16), "long": _conv(_dt.int64), "int": _conv(_dt.int32),
     "short": _conv(_dt.int16), "bool": _conv(_dt.bool), "byte": _conv(_dt.uint8), "char": _conv(_dt.int8),
-    "__radd__": lambda self, other: self.add(other),
-    "__rmul__": lambda self, other: self.mul(other),
     "__rsub__": lambda self, other: at.rsub_Scalar(self, other, 1) if not isinstance(other, Tensor)
     else at.sub_Tensor(other, self, 1),
     "__rtruediv__": lambda self, other: at.div_Tensor(scalar_to_tensor(other, self._impl.device), self),

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..core import dtype as _dt
 from . import iterator as _it
 from .tensor_new import empty_tensor, wrap
 
@@ -21,6 +22,55 @@ class Plan:
     device: object
     strides: tuple | None = None
     extra: object = None
+    # How an ``out=`` tensor of another dtype is treated.  None: it must have
+    # exactly ``dtype`` (the resize_out check of PyTorch's structured out=
+    # wrappers).  Otherwise ``rule(plan, out_dtype, xp)``, which raises the op's
+    # own error or (sum/mean/prod without dtype=, whose result dtype is out's)
+    # returns the result computed in out's dtype; ``xp`` is None on Meta, where
+    # only the checks run.
+    out_dtype_rule: object = None
+    # An error PyTorch raises in the op's impl, so only after the output checks
+    # (out= dtype, in-place shape); the impl returns None when this is set.
+    impl_error: object = None
+
+
+# caffe2::TypeMeta names, which the structured wrappers' messages print
+CPP_TYPE_NAME = {
+    _dt.bool: "bool", _dt.uint8: "unsigned char", _dt.int8: "signed char", _dt.int16: "short int",
+    _dt.int32: "int", _dt.int64: "long int", _dt.float16: "c10::Half", _dt.bfloat16: "c10::BFloat16",
+    _dt.float32: "float", _dt.float64: "double", _dt.complex64: "c10::complex<float>",
+    _dt.complex128: "c10::complex<double>",
+}
+
+# in-place structured ops that PyTorch does not run through TensorIterator; their
+# wrappers check the result against self with check_inplace's own words
+CHECK_INPLACE_OPS = frozenset({"addmm_", "addmv_", "baddbmm_", "addbmm_", "cumsum_", "cumprod_"})
+
+
+def _out_dtype(plan: Plan, out_tensor, xp):
+    """Apply ``plan.out_dtype_rule``; returns an array computed in out's dtype, or None."""
+    odt = out_tensor._impl.dtype
+    if odt is plan.dtype:
+        return None
+    rule = plan.out_dtype_rule
+    if rule is None:
+        raise RuntimeError(f"Expected out tensor to have dtype {CPP_TYPE_NAME[plan.dtype]}, but got "
+                           f"{CPP_TYPE_NAME[odt]} instead")
+    return rule(plan, odt, xp)
+
+
+def _check_inplace(opname: str, plan: Plan, self):
+    impl = self._impl
+    if opname in CHECK_INPLACE_OPS:
+        if impl.dtype is not plan.dtype:
+            raise RuntimeError(f"Bad in-place call: input tensor dtype {CPP_TYPE_NAME[impl.dtype]} and output tensor "
+                               f"dtype {CPP_TYPE_NAME[plan.dtype]} should match")
+        if tuple(impl._array.shape) != tuple(plan.shape):
+            raise RuntimeError(f"Bad in-place call: input tensor size {list(impl._array.shape)} and output tensor "
+                               f"size {list(plan.shape)} should match")
+    elif tuple(impl._array.shape) != tuple(plan.shape):
+        raise RuntimeError(f"output with shape {list(impl._array.shape)} doesn't match the broadcast shape "
+                           f"{list(plan.shape)}")
 
 
 def _as_array(plan: Plan, r):
@@ -39,30 +89,46 @@ def _as_array(plan: Plan, r):
 
 
 def functional(plan: Plan, r):
+    if plan.impl_error is not None:
+        raise plan.impl_error
     return wrap(_as_array(plan, r), plan.dtype, plan.device)
 
 
 def out(opname: str, plan: Plan, r, out_tensor):
+    if plan.impl_error is not None:
+        meta_out(opname, plan, out_tensor)   # raises it after the output checks
+    if out_tensor._impl.dtype is not plan.dtype:
+        from ..backends import backend_for
+        r2 = _out_dtype(plan, out_tensor, backend_for(plan.device).xp)
+        plan = Plan(plan.shape, out_tensor._impl.dtype, plan.device, plan.strides, plan.extra)
+        r = r2
     return _it.write_out(opname, out_tensor, _as_array(plan, r), plan.dtype)
 
 
 def inplace(opname: str, plan: Plan, r, self):
+    _check_inplace(opname, plan, self)
+    if plan.impl_error is not None:
+        raise plan.impl_error
     return _it.write_out(opname, self, _as_array(plan, r), plan.dtype, inplace=True)
 
 
 def meta_functional(plan: Plan):
+    if plan.impl_error is not None:
+        raise plan.impl_error
     return empty_tensor(plan.shape, plan.dtype, plan.device, plan.strides)
 
 
 def meta_out(opname: str, plan: Plan, out_tensor):
-    _it.resize_out(out_tensor, plan.shape)
     if plan.dtype is not out_tensor._impl.dtype:
-        _it.check_out_dtype(plan.dtype, out_tensor._impl.dtype)
+        _out_dtype(plan, out_tensor, None)
+    _it.resize_out(out_tensor, plan.shape)
+    if plan.impl_error is not None:
+        raise plan.impl_error
     return out_tensor
 
 
 def meta_inplace(opname: str, plan: Plan, self):
-    if tuple(self._impl._array.shape) != tuple(plan.shape):
-        raise RuntimeError(f"output with shape {list(self._impl._array.shape)} doesn't match the broadcast shape "
-                           f"{list(plan.shape)}")
+    _check_inplace(opname, plan, self)
+    if plan.impl_error is not None:
+        raise plan.impl_error
     return self

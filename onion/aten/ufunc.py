@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from ..core import dtype as _dt
 from ..core.dtype import get_default_dtype
 from . import iterator as _it
+from ..backends import backend_for as _backend_for
 
 DTYPE_GROUPS = {
     "All": ("uint8", "int8", "int16", "int32", "int64", "float32", "float64"),
@@ -114,6 +115,23 @@ def instantiate(formula: UfuncFormula, backend_type: str, xp, dtypes) -> dict:
     for d, lp in loops.items():
         formula.loops[(backend_type, d)] = lp
     return loops
+
+
+def instantiate_scalar(formula: UfuncFormula, xp, dtypes) -> dict:
+    """Loops for an array in the compute dtype and a Python scalar (NumPy keeps the array's dtype);
+    float16/bfloat16 are left out: they need opmath casts."""
+    import functools
+    out = {}
+    for d in dtypes:
+        if d in (_dt.float16, _dt.bfloat16):
+            continue
+        fn = functools.partial(formula.fn, xp)
+        if formula.errstate:
+            def fn(*args, _f=fn, _es=xp.errstate):
+                with _es(all="ignore"):
+                    return _f(*args)
+        out[d] = fn
+    return out
 
 
 def instantiate_direct(formula: UfuncFormula, xp, dtypes) -> dict:
@@ -247,18 +265,13 @@ def _fix_result(r, out_dtype, dev, impls, plain=False):
 
 def _expected_strides(shape, impls):
     """PyTorch's output layout when some input is not plain contiguous (else None: NumPy's is right)."""
-    from .view_geometry import contiguous_strides, output_strides_like
-    ops = []
-    plain = True
     for i in impls:
-        sizes = tuple(i._array.shape)
-        strides = i.strides
-        ops.append((sizes, strides))
-        if plain and strides != contiguous_strides(sizes):
-            plain = False
-    if plain:
+        if not i._array.flags.c_contiguous:
+            break
+    else:
         return None
-    return tuple(output_strides_like(shape, ops))
+    from .view_geometry import output_strides_like
+    return tuple(output_strides_like(shape, [(tuple(i._array.shape), i.strides) for i in impls]))
 
 
 def out_variant(opname: str, formula: UfuncFormula, operands, scalars, out):

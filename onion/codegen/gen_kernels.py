@@ -215,7 +215,8 @@ class KernelWriter:
         if lp not in self.instantiated:
             dts = ", ".join(f"_dt.{d.name}" for d in dtypes)
             self.emit(f"{lp} = _uf.instantiate(_FORMULAS[{fname!r}], 'cpu', _np, ({dts},))",
-                      f"_DIRECT_{fname} = _uf.instantiate_direct(_FORMULAS[{fname!r}], _np, ({dts},))", "")
+                      f"_DIRECT_{fname} = _uf.instantiate_direct(_FORMULAS[{fname!r}], _np, ({dts},))",
+                      f"_SCALAR_{fname} = _uf.instantiate_scalar(_FORMULAS[{fname!r}], _np, ({dts},))", "")
             self.instantiated.add(lp)
         opname = f.func.name
         scal = "(" + "".join(f"{names[i]}, " for i in scalar_idx) + ")"
@@ -259,42 +260,49 @@ class KernelWriter:
                 self.register(f, key, fn, f"{f.loc} (ufunc {fname}, {key.name})")
 
     def fast_path(self, formula, fname, lp, tensors, scalars, opname):
-        """Same dtypes, no wrapped numbers: skip promotion entirely (the common case)."""
+        """Same dtypes and no wrapped numbers, or a tensor with a wrapped Python number that
+        does not change its dtype: skip promotion entirely (the common cases)."""
         e = self.emit
         sc = "".join(f", {s}" for s in scalars)
-        if len(tensors) == 2:
-            a, b = tensors
-            e(f"    ai = {a}._impl", f"    bi = {b}._impl", "    dt = ai.dtype",
-              "    if dt is bi.dtype and not ai.is_wrapped_number:")
-        else:
-            (a,) = tensors
-            e(f"    ai = {a}._impl", "    dt = ai.dtype", "    if True:")
         cond = []
         if formula.kind in ("unary_float", "binary_float"):
             cond.append("dt.category >= 2")
         if formula.kind == "abs":
             cond.append("not dt.is_complex")
-        e(f"        loop = _DIRECT_{fname}.get(dt)")
-        e("        if loop is not None" + "".join(f" and {c}" for c in cond) + ":")
-        if formula.check is not None:
-            if formula.fast_ok:
-                e(f"            if not ({formula.fast_ok}):", f"                _FORMULAS[{fname!r}].check(dt{sc})")
-            else:
-                e(f"            _FORMULAS[{fname!r}].check(dt{sc})")
-        arrs = "ai._array, bi._array" if len(tensors) == 2 else "ai._array"
-        e("            try:", f"                r = loop({arrs}{sc})", "            except ValueError as exc:",
-          f"                _uf.raise_value_error({opname!r}, {'(ai, bi)' if len(tensors) == 2 else '(ai,)'}, exc)")
         out_dt = "_dt.bool" if formula.kind == "comparison" else "dt"
+        general = f"_uf.functional({opname!r}, _FORMULAS[{fname!r}], ({', '.join(tensors)},), " \
+                  f"({', '.join(scalars)}{',' if scalars else ''}))"
+
+        def body(loop_dict, arrs, contiguous, catch):
+            e(f"        loop = {loop_dict}.get(dt)")
+            e("        if loop is not None" + "".join(f" and {c}" for c in cond) + ":")
+            if formula.check is not None:
+                if formula.fast_ok:
+                    e(f"            if not ({formula.fast_ok}):", f"                _FORMULAS[{fname!r}].check(dt{sc})")
+                else:
+                    e(f"            _FORMULAS[{fname!r}].check(dt{sc})")
+            e("            try:", f"                r = loop({arrs}{sc})", f"            except {catch} as exc:",
+              f"                _uf.raise_value_error({opname!r}, {'(ai, bi)' if len(tensors) == 2 else '(ai,)'}, exc)"
+              if catch == "ValueError" else f"                return {general}")
+            e(f"            if type(r) is _nd and r.ndim > 1 and not ({contiguous}):", f"                return {general}")
+            e("            if type(r) is _nd and not _tls.inference_mode:",
+              "                t = _new(_T)", f"                t._impl = _TI(r, {out_dt}, _CPU, _CPU_KS)",
+              "                return t", f"            return _wrap_cpu(r, {out_dt})")
+
         if len(tensors) == 2:
-            e("            if type(r) is _np.ndarray and r.ndim > 1 and not (ai._array.flags.c_contiguous and "
-              "bi._array.flags.c_contiguous):",
-              f"                return _uf.functional({opname!r}, _FORMULAS[{fname!r}], ({a}, {b}), ({', '.join(scalars)}{',' if scalars else ''}))")
+            a, b = tensors
+            e(f"    ai = {a}._impl", f"    bi = {b}._impl", "    dt = ai.dtype",
+              "    if dt is bi.dtype and not ai.is_wrapped_number:")
+            body(f"_DIRECT_{fname}", "ai._array, bi._array",
+                 "ai._array.flags.c_contiguous and bi._array.flags.c_contiguous", "ValueError")
+            e("    elif bi.is_wrapped_number and not ai.is_wrapped_number and dt.category >= bi.dtype.category"
+              " and bi.dtype is not _dt.bool:")
+            body(f"_SCALAR_{fname}", "ai._array, bi._array.astype(dt.np)", "ai._array.flags.c_contiguous",
+                 "(ValueError, OverflowError, TypeError)")
         else:
-            e("            if type(r) is _np.ndarray and r.ndim > 1 and not ai._array.flags.c_contiguous:",
-              f"                return _uf.functional({opname!r}, _FORMULAS[{fname!r}], ({a},), ({', '.join(scalars)}{',' if scalars else ''}))")
-        e("            if type(r) is _nd and not _tls.inference_mode:",
-          "                t = _new(_T)", f"                t._impl = _TI(r, {out_dt}, _CPU, _CPU_KS)", "                return t",
-          f"            return _wrap_cpu(r, {out_dt})")
+            (a,) = tensors
+            e(f"    ai = {a}._impl", "    dt = ai.dtype", "    if True:")
+            body(f"_DIRECT_{fname}", "ai._array", "ai._array.flags.c_contiguous", "ValueError")
 
     def autograd(self, f: NativeFunction):
         """For now the autograd kernel only redispatches below Autograd (recording is issue 3's)."""

@@ -76,6 +76,33 @@ def _fast_body(f: NativeFunction, method: bool, fvar: str, indent="    "):
     return lines
 
 
+def _number_fast_path(name, fs):
+    """``t + 2``: a Python int/float operand skips argument parsing, as the Tensor fast path does."""
+    from ..python_arg_parser import ALLOW_NUMBERS_AS_TENSORS
+    lines = ["    tp = type(other)", "    if (tp is int or tp is float) and type(self) is _T:"]
+    if name in ALLOW_NUMBERS_AS_TENSORS:
+        fast = _fast_candidate(fs, True)
+        if fast is None or len([a for a in fast.func.arguments if not a.kwarg_only]) != 2:
+            return []
+        defaults = [render_default(a) for a in fast.func.arguments if a.kwarg_only]
+        lines += ["        other = _s2t(other)",
+                  "        ks = (self._impl.keyset | other._impl.keyset | _tls.include) & _tls.mask",
+                  f"        return (_ops._c_{fast.ident}.get(ks) or _ops._l_{fast.ident}(ks))"
+                  f"(ks, {', '.join(['self', 'other'] + defaults)})"]
+        return lines
+    for f in fs:
+        pos = [a for a in f.func.arguments if not a.kwarg_only]
+        if len(pos) == 2 and pos[0].type.base == "Tensor" and not pos[0].type.optional and \
+                pos[1].type.base == "Scalar" and not pos[1].type.optional and \
+                all(render_default(a) is not None for a in f.func.arguments if a.kwarg_only):
+            defaults = [render_default(a) for a in f.func.arguments if a.kwarg_only]
+            lines += ["        ks = (self._impl.keyset | _tls.include) & _tls.mask",
+                      f"        return (_ops._c_{f.ident}.get(ks) or _ops._l_{f.ident}(ks))"
+                      f"(ks, {', '.join(['self', 'other'] + defaults)})"]
+            return lines
+    return []
+
+
 def gen_functions(fns) -> str:
     lines = [HEADER, "from onion.core import dtype as _dt", "from onion.core.tensor import Tensor as _T",
              "from onion.core.tls import tls as _tls", "from onion.python_arg_parser import PyFunction as _PF",
@@ -101,6 +128,7 @@ def gen_functions(fns) -> str:
 def gen_methods(fns) -> str:
     lines = [HEADER, "from onion.core import dtype as _dt", "from onion.core.tensor import Tensor as _T",
              "from onion.core.tls import tls as _tls", "from onion.python_arg_parser import PyFunction as _PF",
+             "from onion.aten.tensor_new import scalar_to_tensor as _s2t",
              "from onion._generated import operators as _ops", "", "METHODS = {}", ""]
     groups = _groups(fns, True)
     for (_module, name), fs in sorted(groups.items(), key=lambda kv: kv[0][1]):
@@ -130,6 +158,7 @@ def gen_methods(fns) -> str:
             lines.append("        ks = (self._impl.keyset | other._impl.keyset | _tls.include) & _tls.mask")
             lines.append(f"        return (_ops._c_{fast.ident}.get(ks) or _ops._l_{fast.ident}(ks))"
                          f"(ks, {', '.join(['self', 'other'] + defaults)})")
+        lines.extend(_number_fast_path(name, groups[(None, name)]))
         lines.append("    try:")
         lines.append(f"        return _M_{name}.call((other,), None, self)")
         lines.append("    except TypeError:")
@@ -138,6 +167,8 @@ def gen_methods(fns) -> str:
         lines.append("        return NotImplemented")
         lines.append(f"METHODS[{dunder!r}] = {dunder}")
         lines.append("")
+    for dunder, same in (("__radd__", "__add__"), ("__rmul__", "__mul__")):
+        lines.append(f"METHODS[{dunder!r}] = {same}")
     for dunder, name in UNARY_DUNDERS.items():
         if name in method_names:
             lines.append(f"def {dunder}(self):")

@@ -56,8 +56,8 @@ def generate(yaml_path: str = YAML, out_dir: str = OUT) -> list:
             f.write(text)
         os.replace(tmp, os.path.join(out_dir, name))
     if out_dir == OUT:
-        with open(HASH_FILE, "w") as f:
-            f.write(inputs_hash())
+        with open(HASH_FILE, "w") as f:   # a build from another YAML is always stale
+            f.write(inputs_hash() if os.path.abspath(yaml_path) == os.path.abspath(YAML) else "other-yaml")
     return sorted(outputs)
 
 

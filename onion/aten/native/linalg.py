@@ -14,18 +14,10 @@ import math
 
 from ...core import dtype as _dt
 from ...core.promotion import DIMENSIONED, WRAPPED, can_cast, promote_pair, scalar_dtype
-from ..structured import Plan
+from ..structured import CPP_TYPE_NAME as _CPP_NAME, Plan
 from ..view_geometry import broadcast_pair_for_op, expand as _expand_geometry, legacy_type_str, reshape_is_view
 
 _LOW = (_dt.float16, _dt.bfloat16)
-
-# caffe2::TypeMeta names, which some ATen messages print instead of ScalarType names
-_CPP_NAME = {
-    _dt.bool: "bool", _dt.uint8: "unsigned char", _dt.int8: "signed char", _dt.int16: "short int",
-    _dt.int32: "int", _dt.int64: "long int", _dt.float16: "c10::Half", _dt.bfloat16: "c10::BFloat16",
-    _dt.float32: "float", _dt.float64: "double", _dt.complex64: "c10::complex<float>",
-    _dt.complex128: "c10::complex<double>",
-}
 
 # c10::checked_convert: the C++ type names and the limits of each op-math type
 _CONVERT_NAME = {
@@ -197,10 +189,19 @@ def meta_addmm(self, mat1, mat2, beta=1, alpha=1):
     if sa[1] != sb[0]:
         raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({sa[0]}x{sa[1]} and {sb[0]}x{sb[1]})")
     shape = (sa[0], sb[1])
+    try:
+        extra = _addmm_impl_checks(s, sa, shape, dt, beta, alpha)
+    except (RuntimeError, NotImplementedError) as e:
+        # ATen raises these in addmm_out_cpu, after the out= / in-place checks
+        return Plan(shape, dt, s.device, None, None, None, e)
+    return Plan(shape, dt, s.device, None, extra)
+
+
+def _addmm_impl_checks(s, sa, shape, dt, beta, alpha):
+    """What addmm_out_cpu checks and decides once the output exists: (mode, beta, alpha)."""
     ss = s._array.shape
     if ss != shape and not (len(ss) == 1 and ss[0] == shape[1]):
         _expand_geometry(ss, (0,) * len(ss), 0, shape, legacy_type_str(dt.scalar_type_name, s.device.type))
-    # what addmm_impl_cpu_ does once the output exists
     if shape[0] == 0 or shape[1] == 0:
         mode = None
     elif sa[1] == 0:
@@ -222,10 +223,12 @@ def meta_addmm(self, mat1, mat2, beta=1, alpha=1):
             alpha = _checked_scalar(alpha, dt)
             beta = _checked_scalar(beta, dt)
         mode = "gemm"
-    return Plan(shape, dt, s.device, None, (mode, beta, alpha))
+    return mode, beta, alpha
 
 
 def addmm_impl(xp, plan, self, mat1, mat2, beta=1, alpha=1):
+    if plan.impl_error is not None:
+        return None
     mode, beta, alpha = plan.extra
     dt = plan.dtype
     shape = plan.shape

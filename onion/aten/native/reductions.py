@@ -126,7 +126,17 @@ def meta_sum(self, dim, keepdim=False, dtype=None):
     shape = impl._array.shape
     dims = _reduce_dims(dim, len(shape))
     out_shape, axis = _reduced_shape(shape, dims, keepdim)
-    return Plan(out_shape, _int_or_float_result(impl.dtype, dtype), impl.device, None, axis)
+    rule = None
+    if dtype is None:
+        # sum.IntList_out without dtype= sums in out's dtype (the input cast to it first)
+        def rule(plan, odt, xp):
+            if xp is not None:
+                return sum_impl(xp, _retyped(plan, odt), self, dim, keepdim, odt)
+    return Plan(out_shape, _int_or_float_result(impl.dtype, dtype), impl.device, None, axis, rule)
+
+
+def _retyped(plan, dtype):
+    return Plan(plan.shape, dtype, plan.device, plan.strides, plan.extra)
 
 
 _f32_np = _float32.np
@@ -181,7 +191,17 @@ def meta_mean(self, dim, keepdim=False, dtype=None):
     shape = impl._array.shape
     dims = _reduce_dims(dim, len(shape))
     out_shape, axis = _reduced_shape(shape, dims, keepdim)
-    return Plan(out_shape, out_dtype, impl.device, None, axis)
+    rule = None
+    if dtype is None:
+        # mean.out without dtype= computes in out's dtype: sum_out(out, ...).div_(n),
+        # whose true division cannot write an integral or bool out
+        def rule(plan, odt, xp):
+            if odt.category < 2:
+                raise RuntimeError(f"result type {_dt.get_default_dtype().scalar_type_name} can't be cast to the "
+                                   f"desired output type {odt.scalar_type_name}")
+            if xp is not None:
+                return mean_impl(xp, _retyped(plan, odt), self, dim, keepdim, odt)
+    return Plan(out_shape, out_dtype, impl.device, None, axis, rule)
 
 
 def mean_impl(xp, plan, self, dim, keepdim=False, dtype=None):
@@ -216,7 +236,13 @@ def meta_prod(self, dim, keepdim=False, dtype=None):
     shape = impl._array.shape
     d = wrap_dim(dim, len(shape))
     out_shape, axis = _reduced_shape(shape, (d,), keepdim)
-    return Plan(out_shape, _int_or_float_result(impl.dtype, dtype), impl.device, None, axis)
+    rule = None
+    if dtype is None:
+        # prod.int_out without dtype= multiplies in out's dtype (the input cast to it first)
+        def rule(plan, odt, xp):
+            if xp is not None:
+                return prod_impl(xp, _retyped(plan, odt), self, dim, keepdim, odt)
+    return Plan(out_shape, _int_or_float_result(impl.dtype, dtype), impl.device, None, axis, rule)
 
 
 def prod_impl(xp, plan, self, dim, keepdim=False, dtype=None):
@@ -267,7 +293,13 @@ def _meta_minmax(name, kernel, self, dim, keepdim):
     if impl.dtype.is_complex and 0 not in out_shape:   # the kernel is not reached for an empty result
         raise NotImplementedError(f'"{_kernel_name(kernel, impl.device)}" not implemented for '
                                   f"'{impl.dtype.scalar_type_name}'")
-    return Plan(out_shape, impl.dtype, impl.device, None, axis)
+    return Plan(out_shape, impl.dtype, impl.device, None, axis, _minmax_out_dtype)
+
+
+def _minmax_out_dtype(plan, odt, xp):
+    # amax/amin's meta compares out with the input itself
+    raise RuntimeError(f"Expected the dtype for input and out to match, but got {plan.dtype.scalar_type_name} for "
+                       f"input's dtype and {odt.scalar_type_name} for out's dtype.")
 
 
 def meta_amax(self, dim=(), keepdim=False):

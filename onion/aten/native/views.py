@@ -20,7 +20,11 @@ def make_view(self, sizes, strides, offset):
     """A tensor viewing ``self``'s storage with the given geometry (shares the version counter)."""
     impl = self._impl
     storage = impl.storage()
-    arr = backend_for(impl.device).view(storage, tuple(sizes), tuple(strides), offset, impl.dtype.np)
+    sizes = tuple(sizes)
+    # an empty view may sit past the end of its storage (e.g. x[:, 1] of a 0x3 tensor):
+    # its array then needs no memory at all, and the offset is kept on the impl only
+    empty = 0 in sizes
+    arr = backend_for(impl.device).view(storage, sizes, tuple(strides), 0 if empty else offset, impl.dtype.np)
     v = TensorImpl(arr, impl.dtype, impl.device, impl.keyset)
     v._storage = storage
     v._offset = offset
