@@ -234,15 +234,16 @@ class KernelWriter:
             else:
                 ops_exprs.append(n)
         operands = "(" + ", ".join(ops_exprs) + ",)"
-        all_tensor = all(args[i].type.base == "Tensor" and not args[i].type.optional for i in operand_idx)
+        all_tensor = all(args[i].type.base in ("Tensor", "Scalar") and not args[i].type.optional
+                         for i in operand_idx) and args[operand_idx[0]].type.base == "Tensor"
         for key in (K.CPU, K.CUDA, K.PrivateUse1, K.Meta):
             fn = f"k_{f.ident}__{key.name}"
             self.emit(f"def {fn}(ks, {', '.join(names)}):")
             self.lines.extend(prep)
-            if key is K.CPU and kind == "functional" and all_tensor and formula.kind in (
+            plain = getattr(formula, "promote", None) is None and getattr(formula, "plain_layout", None) is None
+            if key is K.CPU and kind == "functional" and all_tensor and plain and formula.kind in (
                     "binary", "unary", "comparison", "unary_float", "binary_float", "abs"):
-                self.fast_path(formula, fname, lp, [names[i] for i in operand_idx], [names[i] for i in scalar_idx],
-                               opname)
+                self.fast_path(formula, fname, lp, ops_exprs, [names[i] for i in scalar_idx], opname)
             if key is K.Meta:
                 call = {"functional": f"_uf.meta_functional({opname!r}, _FORMULAS[{fname!r}], {operands}, {scal})",
                         "out": f"_uf.meta_out({opname!r}, _FORMULAS[{fname!r}], {operands}, {scal}, {out_names[0] if out_names else None})",
@@ -276,6 +277,9 @@ class KernelWriter:
         def body(loop_dict, arrs, contiguous, catch):
             e(f"        loop = {loop_dict}.get(dt)")
             e("        if loop is not None" + "".join(f" and {c}" for c in cond) + ":")
+            if getattr(formula, "operand_check", None) is not None:
+                impls = "(ai, bi)" if len(tensors) == 2 else "(ai,)"
+                e(f"            _FORMULAS[{fname!r}].operand_check({impls}, dt{sc})")
             if formula.check is not None:
                 if formula.fast_ok:
                     e(f"            if not ({formula.fast_ok}):", f"                _FORMULAS[{fname!r}].check(dt{sc})")
@@ -296,6 +300,7 @@ class KernelWriter:
             body(f"_DIRECT_{fname}", "ai._array, bi._array",
                  "ai._array.flags.c_contiguous and bi._array.flags.c_contiguous", "ValueError")
             e("    elif bi.is_wrapped_number and not ai.is_wrapped_number and dt.category >= bi.dtype.category"
+              " and dt.category >= 2"
               " and bi.dtype is not _dt.bool:")
             body(f"_SCALAR_{fname}", "ai._array, bi._array.astype(dt.np)", "ai._array.flags.c_contiguous",
                  "(ValueError, OverflowError, TypeError)")
