@@ -45,7 +45,12 @@ def _load() -> None:
         setattr(Tensor, name, fn)
     g.update(FUNCTIONS)
     g.update(tensor=tensor, from_numpy=from_numpy, as_tensor=as_tensor)
-    from . import _C, library, nn, utils  # noqa: F401
+    from . import _C, autograd, library, nn, utils  # noqa: F401
+    from .autograd.grad_mode import (enable_grad, inference_mode, is_grad_enabled, is_inference_mode_enabled,
+                                     no_grad, set_grad_enabled)
+    g.update(autograd=autograd, no_grad=no_grad, enable_grad=enable_grad, set_grad_enabled=set_grad_enabled,
+             is_grad_enabled=is_grad_enabled, inference_mode=inference_mode,
+             is_inference_mode_enabled=is_inference_mode_enabled)
     from .public_ops import is_tensor, numel, result_type
     from .utils import _python_dispatch  # noqa: F401
     g.update(_C=_C, library=library, nn=nn, utils=utils, is_tensor=is_tensor, numel=numel, result_type=result_type)

@@ -164,7 +164,74 @@ def _to(self, *args, dtype=None, device=None, non_blocking=False, copy=False, me
                               non_blocking, copy, memory_format)
 
 
+def _backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
+    from . import autograd
+    autograd.backward(self, gradient, retain_graph, create_graph, inputs=inputs)
+
+
+def _register_hook(self, hook):
+    """A function of the gradient run when it is computed (before accumulation for leaves)."""
+    impl = self._impl
+    if not impl.requires_grad:
+        raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+    if impl.grad_fn is not None:
+        return impl.grad_fn._add_tensor_pre_hook(impl.output_nr, hook)
+    if impl._hooks is None:
+        impl._hooks = []
+    impl._hooks.append(hook)
+    from .autograd.graph import _RemovableHandle
+    return _RemovableHandle(impl._hooks, hook)
+
+
+def _retain_grad(self):
+    impl = self._impl
+    if not impl.requires_grad:
+        raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
+    if impl.grad_fn is None or impl._retains_grad:
+        return
+    impl._retains_grad = True
+
+    def keep(grad, _impl=impl):
+        from .autograd.graph import detach
+        _impl.grad = detach(grad) if _impl.grad is None else _impl.grad + detach(grad)
+    impl.grad_fn._add_tensor_pre_hook(impl.output_nr, keep)
+
+
+def _detach(self):
+    from .autograd.graph import detach
+    return detach(self)
+
+
+def _detach_(self):
+    impl = self._impl
+    if impl._base is not None and impl.grad_fn is not None:
+        raise RuntimeError("Can't detach views in-place. Use detach() instead.")
+    impl.grad_fn = None
+    impl.requires_grad = False
+    return self
+
+
+def _data_get(self):
+    from .autograd.graph import detach
+    d = detach(self)
+    d._impl._vc = [self._impl.version]       # .data does not share the version counter
+    return d
+
+
+def _data_set(self, value):
+    impl, src = self._impl, value._impl
+    impl._array, impl.dtype, impl.device, impl._storage = src._array, src.dtype, src.device, src._storage
+    impl._offset, impl._strides = src._offset, src._strides
+
+
 EXTRA_METHODS = {
+    "backward": _backward,
+    "register_hook": _register_hook,
+    "retain_grad": _retain_grad,
+    "retains_grad": property(lambda self: bool(self._impl._retains_grad)),
+    "detach": _detach,
+    "detach_": _detach_,
+    "data": property(_data_get, _data_set),
     "to": _to,
     "__getitem__": _index,
     "__setitem__": _setitem,

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import warnings
 
+import numpy as _np
+
 from ..core import dtype as _dt
 from ..core.promotion import DIMENSIONED, WRAPPED, ZERO_DIM, can_cast, promote_pair, result_type_of
 from .view_geometry import broadcast_pair_for_op, broadcast_shapes
@@ -93,10 +95,20 @@ def resize_out(out, shape) -> None:
             f"a future PyTorch release outputs will not be resized unless they have zero elements. You can "
             f"explicitly reuse an out tensor t by resizing it, inplace, to zero elements with t.resize_(0).",
             UserWarning, stacklevel=4)
-    if impl._base is not None:
-        raise RuntimeError("resize_ on a view of another tensor is not supported by onion; "
-                           "pass a fresh tensor as out=")
+    from .view_geometry import contiguous_strides
     b = backend_for(impl.device)
+    n = 1
+    for s in shape:
+        n *= s
+    storage = impl.storage()
+    offset = impl.storage_offset()
+    if (offset + n) * impl.dtype.itemsize <= storage.nbytes:
+        # as resize_: the memory stays where it is (views of it keep seeing it), now contiguous
+        impl._array = b.view(storage, shape, contiguous_strides(shape), 0 if n == 0 else offset, impl.dtype.np)
+        return
+    if impl._base is not None:
+        raise RuntimeError("resize_ on a view of another tensor is not supported by onion when the storage must "
+                           "grow; pass a fresh tensor as out=")
     impl._array = b.empty(shape, impl.dtype.np, impl.device)
     impl._storage = None
     impl._offset = 0
@@ -116,7 +128,7 @@ def _dense(impl) -> bool:
 def check_internal_overlap(impl) -> None:
     """An output some of whose elements share memory (an expanded view) cannot be written."""
     a = impl._array
-    if a.size > 1 and any(st == 0 and n > 1 for n, st in zip(a.shape, a.strides)):
+    if 0 in a.strides and a.size > 1 and any(st == 0 and n > 1 for n, st in zip(a.shape, a.strides)):
         raise RuntimeError(_INTERNAL_OVERLAP)
 
 
@@ -132,15 +144,14 @@ def check_no_partial_overlap(out_impl, inputs) -> None:
 
     As PyTorch, only pairs of non-overlapping-and-dense tensors are judged (others are 'too hard')."""
     oa = out_impl._array
-    if oa.size == 0 or type(oa).__module__ != "numpy":
+    if type(oa) is not _np.ndarray or oa.size == 0:
         return
-    import numpy as np
     dense_out = None
     for i in inputs:
-        if i is None or i is out_impl:
+        if i is None or i is out_impl or i.is_wrapped_number:
             continue
         ia = i._array
-        if type(ia) is not type(oa) or ia.size == 0 or not np.may_share_memory(oa, ia):
+        if type(ia) is not _np.ndarray or ia.size == 0 or not _np.may_share_memory(oa, ia):
             continue
         if dense_out is None:
             dense_out = _dense(out_impl)
@@ -159,18 +170,18 @@ def write_out(opname: str, out, result_array, result_dtype, inplace: bool = Fals
 
     ``inputs`` (impls) are checked for partial memory overlap with ``out``."""
     impl = out._impl
+    # TensorIterator's order: memory overlap, shapes, dtypes, then resizing the output
     check_internal_overlap(impl)
-    shape = tuple(result_array.shape)
-    if inplace:
-        if tuple(impl._array.shape) != shape:
-            raise RuntimeError(f"output with shape {list(impl._array.shape)} doesn't match the broadcast shape "
-                               f"{list(shape)}")
-    else:
-        resize_out(out, shape)
-    if result_dtype is not impl.dtype:
-        check_out_dtype(result_dtype, impl.dtype)
     if inputs:
         check_no_partial_overlap(impl, inputs)
+    shape = tuple(result_array.shape)
+    if inplace and tuple(impl._array.shape) != shape:
+        raise RuntimeError(f"output with shape {list(impl._array.shape)} doesn't match the broadcast shape "
+                           f"{list(shape)}")
+    if result_dtype is not impl.dtype:
+        check_out_dtype(result_dtype, impl.dtype)
+    if not inplace:
+        resize_out(out, shape)
     xp_copy(impl._array, result_array)
     impl.bump_version()
     return out
@@ -180,6 +191,9 @@ def xp_copy(dst, src) -> None:
     """Elementwise copy with casting into a (possibly strided) destination array."""
     if type(dst).__module__.startswith("numpy"):
         import numpy as np
+        if dst.dtype.kind in "iu" and getattr(src, "dtype", None) == _dt.bfloat16.np:
+            # ml_dtypes saturates bfloat16 -> integer casts; PyTorch converts as float does (wrapping)
+            src = src.astype(np.float32)
         np.copyto(dst, src, casting="unsafe")
     else:  # CuPy and array-API namespaces
         dst[...] = src

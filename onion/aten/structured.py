@@ -26,8 +26,8 @@ class Plan:
     # exactly ``dtype`` (the resize_out check of PyTorch's structured out=
     # wrappers).  Otherwise ``rule(plan, out_dtype, xp)``, which raises the op's
     # own error or (sum/mean/prod without dtype=, whose result dtype is out's)
-    # returns the result computed in out's dtype; ``xp`` is None on Meta, where
-    # only the checks run.
+    # returns the result computed in out's dtype (None: the result is cast to
+    # it); ``xp`` is None on Meta, where only the checks run.
     out_dtype_rule: object = None
     # An error PyTorch raises in the op's impl, so only after the output checks
     # (out= dtype, in-place shape); the impl returns None when this is set.
@@ -91,7 +91,13 @@ def _as_array(plan: Plan, r):
 def functional(plan: Plan, r):
     if plan.impl_error is not None:
         raise plan.impl_error
-    return wrap(_as_array(plan, r), plan.dtype, plan.device)
+    r = _as_array(plan, r)
+    flags = getattr(r, "flags", None)
+    if plan.strides is None and flags is not None and not flags.c_contiguous:
+        # NumPy reductions follow the input's memory order; ATen allocates contiguous
+        from ..backends import backend_for
+        r = backend_for(plan.device).xp.ascontiguousarray(r)
+    return wrap(r, plan.dtype, plan.device)
 
 
 def out(opname: str, plan: Plan, r, out_tensor):
@@ -101,7 +107,8 @@ def out(opname: str, plan: Plan, r, out_tensor):
         from ..backends import backend_for
         r2 = _out_dtype(plan, out_tensor, backend_for(plan.device).xp)
         plan = Plan(plan.shape, out_tensor._impl.dtype, plan.device, plan.strides, plan.extra)
-        r = r2
+        if r2 is not None:
+            r = r2
     return _it.write_out(opname, out_tensor, _as_array(plan, r), plan.dtype)
 
 

@@ -68,6 +68,9 @@ class UfuncFormula:
     # ``plain_layout(ops) -> bool``: the output is plainly contiguous whatever the inputs' layout
     # (ops whose meta function sets the output without strides, e.g. pow.Scalar)
     plain_layout: object = None
+    # ``out_check(ops, result_dtype, out_dtype, inplace)``: an op's own rule for the dtype of an
+    # ``out=`` / in-place result (instead of TensorIterator's can_cast)
+    out_check: object = None
 
     def compute_dtype(self, common):
         if self.kind in ("binary_float", "unary_float") and common.category < 2:
@@ -277,7 +280,14 @@ def _expected_strides(shape, impls):
 def out_variant(opname: str, formula: UfuncFormula, operands, scalars, out):
     r, out_dtype, dev, impls = _run(opname, formula, operands, scalars)
     _it.check_devices(opname, impls + [out._impl]) if out._impl.device != dev else None
+    _out_check(formula, operands, out_dtype, out, False)
     return _it.write_out(opname, out, r, out_dtype, inputs=impls)
+
+
+def _out_check(formula: UfuncFormula, operands, result_dtype, out, inplace) -> None:
+    if formula.out_check is not None:
+        formula.out_check([None if o is None else o._impl for o in operands], result_dtype, out._impl.dtype,
+                          inplace)
 
 
 def _inplace_check(formula: UfuncFormula, self) -> None:
@@ -289,6 +299,7 @@ def inplace_variant(opname: str, formula: UfuncFormula, operands, scalars):
     self = operands[0]
     _inplace_check(formula, self)
     r, out_dtype, dev, impls = _run(opname, formula, operands, scalars)
+    _out_check(formula, operands, out_dtype, self, True)
     return _it.write_out(opname, self, r, out_dtype, inplace=True, inputs=impls)
 
 
@@ -313,9 +324,12 @@ def meta_functional(opname, formula, operands, scalars):
 
 def meta_out(opname, formula, operands, scalars, out):
     shape, strides, out_dtype, dev = meta_shape_dtype(opname, formula, operands, scalars)
-    _it.resize_out(out, shape)
+    if out._impl.device != dev:
+        _it.check_devices(opname, _operands(opname, operands) + [out._impl])
+    _out_check(formula, operands, out_dtype, out, False)
     if out_dtype is not out._impl.dtype:
         _it.check_out_dtype(out_dtype, out._impl.dtype)
+    _it.resize_out(out, shape)
     return out
 
 
@@ -326,6 +340,7 @@ def meta_inplace(opname, formula, operands, scalars):
     if tuple(self._impl._array.shape) != tuple(shape):
         raise RuntimeError(f"output with shape {list(self._impl._array.shape)} doesn't match the broadcast shape "
                            f"{list(shape)}")
+    _out_check(formula, operands, out_dtype, self, True)
     if out_dtype is not self._impl.dtype:
         _it.check_out_dtype(out_dtype, self._impl.dtype)
     return self

@@ -100,7 +100,13 @@ class KernelWriter:
                       "AFTER_BACKEND_SELECT as _AFTER_BS",
                       "from onion.backends import BACKENDS as _BACKENDS",
                       "from onion.dispatch.library import Library as _Library",
-                      "from onion._generated import operators as _ops", "",
+                      "from onion._generated import operators as _ops",
+                      "from onion._generated import autograd_nodes as _N",
+                      "from onion.autograd.kernel_support import (check_inplace as _check_inplace, edge as _edge, "
+                      "meta as _meta, SavedVariable as _SV, clone_for_save as _clone_for_save, "
+                      "rebase_history as _rebase_history, differentiable as _differentiable, "
+                      "set_history as _set_history, NotImplementedBackward as _NotImpl, AUTOGRAD_MASK as _AUTOGRAD_MASK)",
+                      "",
                       "_lib = _Library('aten', 'IMPL')",
                       "_reg = _lib._impl_internal", ""]
         self.imports = set()
@@ -310,13 +316,9 @@ class KernelWriter:
             body(f"_DIRECT_{fname}", "ai._array", "ai._array.flags.c_contiguous", "ValueError")
 
     def autograd(self, f: NativeFunction):
-        """For now the autograd kernel only redispatches below Autograd (recording is issue 3's)."""
-        names = arg_names(f)
-        fn = f"k_{f.ident}__Autograd"
-        self.emit(f"_rc_{f.ident} = _ops.H_{f.ident}._rcache", f"_rl_{f.ident} = _ops.H_{f.ident}.lookup",
-                  f"def {fn}(ks, {', '.join(names)}):", "    ks = ks & _AFTER_AUTOGRAD",
-                  f"    return (_rc_{f.ident}.get(ks) or _rl_{f.ident}(ks, True))(ks, {', '.join(names)})", "")
-        self.register(f, K.Autograd, fn, f"{f.loc} (autograd, generated)")
+        """The Autograd kernel: records a node (derivatives.yaml) and redispatches below autograd."""
+        from .derivatives import gen_autograd_kernel
+        gen_autograd_kernel(self, f, self.plans, self.by_name)
 
     def backend_select(self, f: NativeFunction):
         names = arg_names(f)
@@ -346,11 +348,14 @@ class KernelWriter:
                 self.autograd(f)
             if not has_tensor and any(a.name == "device" for a in f.func.arguments):
                 self.backend_select(f)
-        return "\n".join(self.lines[:20] + sorted(self.imports) + [""] + self.lines[20:]) + "\n"
+        at = self.lines.index("_lib = _Library('aten', 'IMPL')")
+        return "\n".join(self.lines[:at] + sorted(self.imports) + [""] + self.lines[at:]) + "\n"
 
 
-def gen_register_kernels(fns) -> str:
-    return KernelWriter(fns).run()
+def gen_register_kernels(fns, plans=None) -> str:
+    w = KernelWriter(fns)
+    w.plans = plans or {}
+    return w.run()
 
 
 __all__ = ["gen_operators", "gen_register_kernels", "BACKEND_KEYS"]

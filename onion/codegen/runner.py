@@ -8,12 +8,13 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 PKG = os.path.dirname(HERE)
 OUT = os.path.join(PKG, "_generated")
 YAML = os.path.join(PKG, "aten", "native_functions.yaml")
+DERIVATIVES = os.path.join(PKG, "aten", "derivatives.yaml")
 HASH_FILE = os.path.join(OUT, "_inputs.sha256")
 
 
 def _inputs() -> list:
-    files = [YAML]
-    for d in (HERE, os.path.join(PKG, "aten", "native")):
+    files = [YAML, DERIVATIVES]
+    for d in (HERE, os.path.join(PKG, "aten", "native"), os.path.join(PKG, "autograd")):
         files += [os.path.join(d, f) for f in sorted(os.listdir(d)) if f.endswith(".py")]
     files.append(os.path.join(PKG, "aten", "ufunc.py"))
     return files
@@ -40,10 +41,15 @@ def generate(yaml_path: str = YAML, out_dir: str = OUT) -> list:
     from .gen_python import gen_functions, gen_methods, gen_stubs
     from .model import load_native_functions
 
+    from .derivatives import gen_nodes, load_derivatives
     fns = load_native_functions(yaml_path)
+    sibling = os.path.join(os.path.dirname(yaml_path), "derivatives.yaml")   # none beside it: no formulas
+    derivs = load_derivatives(sibling, {f.name: f for f in fns}) if os.path.exists(sibling) else {}
+    nodes_src, plans = gen_nodes(derivs)
     outputs = {
         "operators.py": gen_operators(fns),
-        "register_kernels.py": gen_register_kernels(fns),
+        "autograd_nodes.py": nodes_src,
+        "register_kernels.py": gen_register_kernels(fns, plans),
         "functions.py": gen_functions(fns),
         "tensor_methods.py": gen_methods(fns),
         "functions.pyi": gen_stubs(fns),

@@ -39,6 +39,10 @@ def copy_(self, src, non_blocking=False):
             raise NotImplementedError("Cannot copy out of meta tensor; no data!")
         dst.bump_version()
         return self
+    if dst.device == s.device:
+        # TensorIterator's memory checks: no self-overlapping destination, no partly shared memory
+        _it.check_internal_overlap(dst)
+        _it.check_no_partial_overlap(dst, [s])
     if dst.dtype.category < 3 and s.dtype.is_complex:
         import warnings
         warnings.warn("Casting complex values to real discards the imaginary part", UserWarning, stacklevel=3)

@@ -36,10 +36,53 @@ def empty_strided(size, stride, dtype=None, layout=None, device=None, pin_memory
     return make_view(base, size, tuple(stride), 0)
 
 
+# the C++ type names c10's checked conversion names in its overflow message
+_CPP_NAMES = {"bool": "bool", "uint8": "uint8_t", "int8": "int8_t", "int16": "int16_t", "int32": "int",
+              "int64": "int64_t", "float16": "c10::Half", "bfloat16": "c10::BFloat16", "float32": "float",
+              "float64": "double", "complex64": "c10::complex<float>", "complex128": "c10::complex<double>"}
+
+
+def checked_scalar(value, dt):
+    """A Python number as an element of ``dt``, refusing what would overflow (c10's checked_convert):
+    out-of-range integers (unsigned types also take negatives down to -max, wrapping), finite floats
+    beyond the type's range, NaN/inf into integers, complex with an imaginary part into real types."""
+    def overflow():
+        return RuntimeError(f"value cannot be converted to type {_CPP_NAMES[dt.name]} without overflow")
+    if isinstance(value, np.generic):
+        value = value.item()
+    if dt is _dt.bool:
+        return np.bool_(bool(value))
+    if isinstance(value, complex):
+        if dt.is_complex:
+            limit = float(np.finfo(dt.to_real().np).max)
+            if any(math.isfinite(p) and abs(p) > limit for p in (value.real, value.imag)):
+                raise overflow()
+            return dt.np.type(value)
+        if value.imag != 0:
+            raise overflow()
+        value = value.real
+    if dt.category == 1:
+        if isinstance(value, float):
+            if not math.isfinite(value):
+                raise overflow()
+        iv = int(value)
+        info = np.iinfo(dt.np)
+        if iv > info.max or iv < (info.min if dt.is_signed else -int(info.max)):
+            raise overflow()
+        return np.array(iv, dtype=np.int64).astype(dt.np)[()] if iv >= 0 or dt.is_signed else \
+            np.array(iv % (int(info.max) + 1), dtype=np.int64).astype(dt.np)[()]
+    v = float(value) if not isinstance(value, bool) else float(int(value))
+    limit = float(np.finfo(dt.np).max) if dt is not _dt.bfloat16 else 3.3895313892515355e38
+    if math.isfinite(v) and abs(v) > limit:
+        raise overflow()
+    return dt.np.type(v) if not dt.is_complex else dt.np.type(complex(v))
+
+
 def _fill(t, value):
     impl = t._impl
+    v = checked_scalar(value, impl.dtype)
     if impl.device.type != "meta":
-        impl._array[...] = value
+        impl._array[...] = v
     return t
 
 
@@ -75,26 +118,67 @@ def full_out(size, fill_value, out):
     return _out_fill(size, out, fill_value)
 
 
+def _real_arg(v):
+    """A range argument as a real Python number (complex ones must have no imaginary part)."""
+    if isinstance(v, np.generic):
+        v = v.item()
+    if isinstance(v, complex):
+        if v.imag != 0:
+            raise RuntimeError("value cannot be converted to type double without overflow")
+        v = v.real
+    return int(v) if isinstance(v, bool) else v
+
+
+def _fmt(v) -> str:
+    """A number as C++'s ostream prints it (what PyTorch's messages show)."""
+    return f"{float(v):g}" if isinstance(v, float) else str(v)
+
+
 def _arange_values(start, end, step, dt):
-    for v, name in ((start, "start"), (end, "end")):
-        if isinstance(v, float) and not math.isfinite(v):
-            raise RuntimeError(f"unsupported range: {start} -> {end}")
+    """arange's values as a NumPy array (int64 or float64), with PyTorch's rules per dtype:
+    int64 truncates start/end/step first and counts in integers; the other integer types count
+    ceil((end - start) / step) on the given values but step from the truncated start by the truncated
+    step; floating types compute start + i * step."""
+    if dt is _dt.bool or dt.is_complex:
+        raise NotImplementedError(f'"arange_cpu" not implemented for \'{dt.scalar_type_name}\'')
+    start, end, step = _real_arg(start), _real_arg(end), _real_arg(step)
     if step == 0:
         raise RuntimeError("step must be nonzero")
-    if (step > 0 and end < start) or (step < 0 and end > start):
+    for v in (start, end):
+        if isinstance(v, float) and not math.isfinite(v):
+            raise RuntimeError(f"unsupported range: {_fmt(start)} -> {_fmt(end)}")
+    integral = dt.category == 1
+    if dt is _dt.int64:
+        xs, xe, xst = int(start), int(end), int(step)
+        if xst == 0:
+            raise ValueError("step must be nonzero")
+    else:
+        xs, xe, xst = start, end, step
+    if not ((xst > 0 and xe >= xs) or (xst < 0 and xe <= xs)):
         raise RuntimeError("upper bound and lower bound inconsistent with step sign")
-    n = math.ceil((end - start) / step) if dt.category >= 2 or any(isinstance(v, float) for v in (start, end, step)) \
-        else -((start - end) // step)
+    if dt is _dt.int64:
+        num = xe - xs + xst - (1 if xst > 0 else -1)
+        n = abs(num) // abs(xst) * (1 if (num >= 0) == (xst > 0) else -1)   # C++ integer division
+    else:
+        n = math.ceil((end - start) / step)
     n = max(int(n), 0)
-    if dt.category == 1 and not any(isinstance(v, float) for v in (start, end, step)):
-        return np.arange(start, start + n * step, step, dtype=np.int64)[:n]
+    if integral:
+        return int(xs) + np.arange(n, dtype=np.int64) * int(xst)
     return start + np.arange(n, dtype=np.float64) * step
 
 
 def _arange_dtype(start, end, step):
-    if any(isinstance(v, (float, complex)) and not isinstance(v, bool) for v in (start, end, step)):
+    if any(isinstance(v, (float, complex, np.floating, np.complexfloating)) and not isinstance(v, bool)
+           for v in (start, end, step)):
         return _dt.get_default_dtype()
     return _dt.int64
+
+
+def _to_dtype_array(vals, dt):
+    """Computed values (int64 / float64 / complex128) cast as PyTorch's conversion does (integers wrap)."""
+    if dt.category == 1 and vals.dtype.kind == "f":
+        vals = np.trunc(vals).astype(np.int64)
+    return vals.astype(dt.np)
 
 
 def arange_start_step(start, end, step=1, dtype=None, layout=None, device=None, pin_memory=None):
@@ -102,8 +186,9 @@ def arange_start_step(start, end, step=1, dtype=None, layout=None, device=None, 
     vals = _arange_values(start, end, step, dt)
     out = empty_tensor((len(vals),), dt, canonical(device))
     if out._impl.device.type != "meta":
-        _it.xp_copy(out._impl._array, vals.astype(dt.np) if out._impl.device.type == "cpu" else
-                    backend_for(out._impl.device).from_numpy(vals.astype(dt.np), out._impl.device))
+        arr = _to_dtype_array(vals, dt)
+        _it.xp_copy(out._impl._array, arr if out._impl.device.type == "cpu" else
+                    backend_for(out._impl.device).from_numpy(arr, out._impl.device))
     return out
 
 
@@ -119,23 +204,38 @@ def arange_start_out(start, end, step, out):
     vals = _arange_values(start, end, step, out._impl.dtype)
     _it.resize_out(out, (len(vals),))
     if out._impl.device.type != "meta":
-        _it.xp_copy(out._impl._array, vals.astype(out._impl.dtype.np))
+        _it.xp_copy(out._impl._array, _to_dtype_array(vals, out._impl.dtype))
     out._impl.bump_version()
     return out
 
 
 def _linspace_values(start, end, steps, dt):
+    """linspace's values (float64 / complex128, or int64 for integer dtypes) as PyTorch computes them:
+    the first half counts up from start, the second down from end; integer dtypes first convert
+    start and end to the dtype (wrapping), then truncate each value."""
     if steps < 0:
         raise RuntimeError("number of steps must be non-negative")
-    compute = np.complex128 if dt.is_complex else np.float64
+    if dt is _dt.bool:
+        raise NotImplementedError('"linspace_cpu" not implemented for \'Bool\'')
+    if dt.is_complex:
+        start, end, compute = complex(start), complex(end), np.complex128
+    else:
+        start, end = _real_arg(start), _real_arg(end)
+        compute = np.float64
+        if dt.category == 1:
+            start = float(np.array(int(start), dtype=np.int64).astype(dt.np))
+            end = float(np.array(int(end), dtype=np.int64).astype(dt.np))
     if steps == 0:
         return np.empty(0, compute)
     if steps == 1:
         return np.array([start], compute)
     step = (end - start) / (steps - 1)
+    if dt.category == 2 and dt.itemsize < 8:
+        step = float(dt.np.type(step))   # the step is held in the dtype (float, Half, BFloat16)
     i = np.arange(steps, dtype=np.float64)
     half = steps // 2
-    return np.where(i < half, start + step * i, end - step * (steps - i - 1)).astype(compute)
+    vals = np.where(i < half, start + step * i, end - step * (steps - i - 1)).astype(compute)
+    return vals
 
 
 def linspace(start, end, steps, dtype=None, layout=None, device=None, pin_memory=None):
@@ -144,10 +244,9 @@ def linspace(start, end, steps, dtype=None, layout=None, device=None, pin_memory
     vals = _linspace_values(start, end, steps, dt)
     out = empty_tensor((steps,), dt, canonical(device))
     if out._impl.device.type != "meta":
-        if dt.category < 2:
-            vals = np.trunc(vals)
-        _it.xp_copy(out._impl._array, vals.astype(dt.np) if out._impl.device.type == "cpu" else
-                    backend_for(out._impl.device).from_numpy(vals.astype(dt.np), out._impl.device))
+        arr = _to_dtype_array(vals, dt)
+        _it.xp_copy(out._impl._array, arr if out._impl.device.type == "cpu" else
+                    backend_for(out._impl.device).from_numpy(arr, out._impl.device))
     return out
 
 
@@ -155,7 +254,7 @@ def linspace_out(start, end, steps, out):
     vals = _linspace_values(start, end, steps, out._impl.dtype)
     _it.resize_out(out, (steps,))
     if out._impl.device.type != "meta":
-        _it.xp_copy(out._impl._array, vals.astype(out._impl.dtype.np))
+        _it.xp_copy(out._impl._array, _to_dtype_array(vals, out._impl.dtype))
     out._impl.bump_version()
     return out
 
@@ -224,8 +323,10 @@ def infer_dtype(data):
             cats.add(3)
         elif hasattr(x, "_impl"):
             cats.add(x._impl.dtype.category + 10)
+        elif isinstance(x, str):
+            raise ValueError(f"too many dimensions '{type(x).__name__}'")
         else:
-            raise TypeError(f"Could not infer dtype of {type(x).__name__}")
+            raise RuntimeError(f"Could not infer dtype of {type(x).__name__}")
     walk(data)
     if not cats:
         return _dt.get_default_dtype()

@@ -384,6 +384,11 @@ def _matmul_impl(out, tensor1, tensor2):
     if dim1 == 2 and dim2 == 1:
         if not has_out:
             return _mv(tensor1, tensor2)
+        oi = out._impl
+        on = oi._array.size
+        if oi._array.ndim <= 1 and (on == i1._array.shape[0] or on == 1):
+            # mv_out passes an out of the right size to addmv_out as its self as well
+            _mv_checks(tensor1, tensor2, oi.dtype)
         r = _mv(tensor1, tensor2)
         if out._impl.dtype is not r._impl.dtype:
             raise RuntimeError(f"Expected out tensor to have dtype {_CPP_NAME[r._impl.dtype]}, but got "

@@ -107,10 +107,19 @@ def where_self(condition, self, other):
 def where_self_out(condition, self, other, out):
     if out._impl.device.type == "meta":
         res = where_self(condition, self, other)
+        _where_out_dtype(res._impl.dtype, out)
         _it.resize_out(out, tuple(res._impl._array.shape))
         return out
     r, dt, dev = _where_compute(condition, self, other)
+    _where_out_dtype(dt, out)
     return _it.write_out("where", out, r, dt, inputs=[condition._impl, self._impl, other._impl])
+
+
+def _where_out_dtype(dt, out):
+    """where's out= must have the result dtype exactly (no casting)."""
+    if out._impl.dtype is not dt:
+        raise RuntimeError(f"Expected out type to be {dt.scalar_type_name} but got "
+                           f"{out._impl.dtype.scalar_type_name}")
 
 
 def where_ScalarSelf(condition, self, other):

@@ -290,10 +290,12 @@ def _meta_minmax(name, kernel, self, dim, keepdim):
                 raise IndexError(f"{name}(): Expected reduction dim {d} to have non-zero size.")
     dims = _reduce_dims(dim, len(shape))
     out_shape, axis = _reduced_shape(shape, dims, keepdim)
+    err = None
     if impl.dtype.is_complex and 0 not in out_shape:   # the kernel is not reached for an empty result
-        raise NotImplementedError(f'"{_kernel_name(kernel, impl.device)}" not implemented for '
+        # raised by the kernel, so after out='s dtype check and resize
+        err = NotImplementedError(f'"{_kernel_name(kernel, impl.device)}" not implemented for '
                                   f"'{impl.dtype.scalar_type_name}'")
-    return Plan(out_shape, impl.dtype, impl.device, None, axis, _minmax_out_dtype)
+    return Plan(out_shape, impl.dtype, impl.device, None, axis, _minmax_out_dtype, err)
 
 
 def _minmax_out_dtype(plan, odt, xp):
@@ -318,10 +320,14 @@ def _minmax_input(impl):
 
 
 def amax_impl(xp, plan, self, dim=(), keepdim=False):
+    if plan.impl_error is not None:
+        return None
     return xp.max(_minmax_input(self._impl), axis=plan.extra)
 
 
 def amin_impl(xp, plan, self, dim=(), keepdim=False):
+    if plan.impl_error is not None:
+        return None
     return xp.min(_minmax_input(self._impl), axis=plan.extra)
 
 

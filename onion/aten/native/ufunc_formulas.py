@@ -12,11 +12,12 @@ FORMULAS: dict = {}
 
 
 def formula(kind: str, n: int, *, check=None, errstate=False, opmath=True, torch_name="", fast_ok="",
-            operand_check=None, promote=None, extra_dtypes=(), plain_layout=None):
+            operand_check=None, promote=None, extra_dtypes=(), plain_layout=None, out_check=None):
     def deco(fn):
         FORMULAS[fn.__name__] = UfuncFormula(fn.__name__, fn, kind, n, check, errstate, opmath, torch_name, fast_ok,
                                              operand_check=operand_check, promote=promote,
-                                             extra_dtypes=tuple(extra_dtypes), plain_layout=plain_layout)
+                                             extra_dtypes=tuple(extra_dtypes), plain_layout=plain_layout,
+                                             out_check=out_check)
         return fn
     return deco
 
@@ -41,6 +42,9 @@ def alpha_check(dtype, alpha, *rest):
         raise RuntimeError("For integral input tensors, argument alpha must not be a floating point number.")
     if not dtype.is_complex and isinstance(alpha, complex):
         raise RuntimeError("For non-complex input tensors, argument alpha must not be a complex number.")
+    if dtype.category == 1:
+        from .factories import checked_scalar
+        checked_scalar(alpha, dtype)    # alpha must fit the integer type
 
 
 def sub_check(dtype, alpha):
@@ -334,8 +338,10 @@ def clamp_promote(ops, common):
         raise NotImplementedError("clamp is not supported for complex types")
     bounds = [b for b in (lo, hi) if b is not None]
     if all(b.is_wrapped_number for b in bounds):
+        values = [_wrapped_value(b) for b in bounds]
         if self.dtype.is_floating_point:
-            if any(b.dtype.is_complex for b in bounds):
+            # bounds are read as double: only an imaginary part is refused
+            if any(isinstance(v, complex) and v.imag != 0 for v in values):
                 raise RuntimeError("value cannot be converted to type double without overflow")
             return self.dtype
         if common.is_complex:
@@ -343,6 +349,11 @@ def clamp_promote(ops, common):
         if common is _dt.bool:
             which = "clamp" if len(bounds) == 2 else ("clamp_min" if lo is not None else "clamp_max")
             raise _not_implemented(f"{which}_scalar_cpu", common)
+        if common.category == 1:
+            from .factories import checked_scalar
+            for v in values:
+                if v is not None:
+                    checked_scalar(v, common)      # the bounds must fit the integer type
         return common
     if len(bounds) == 2:
         if common is _dt.bool or common.is_complex:
@@ -352,7 +363,25 @@ def clamp_promote(ops, common):
     return common
 
 
-@formula("binary", 3, promote=clamp_promote, torch_name="clamp")
+# the names c10's TypeMeta gives dtypes (what clamp_'s in-place error shows)
+_TYPEMETA_NAMES = {"bool": "bool", "uint8": "unsigned char", "int8": "signed char", "int16": "short int",
+                   "int32": "int", "int64": "long int", "float16": "c10::Half", "bfloat16": "c10::BFloat16",
+                   "float32": "float", "float64": "double", "complex64": "c10::complex<float>",
+                   "complex128": "c10::complex<double>"}
+
+
+def clamp_out_check(ops, result, out, inplace):
+    """clamp with Python-number bounds is a unary op on self cast to the result type: no casting
+    of the output at all (tensor bounds follow TensorIterator's usual rule)."""
+    if not all(b is None or b.is_wrapped_number for b in ops[1:]) or result is out:
+        return
+    if inplace:
+        raise RuntimeError(f"result type {result.scalar_type_name} can't be cast to the desired output type "
+                           f"{_TYPEMETA_NAMES[out.name]}")
+    raise RuntimeError(f"Found dtype {out.scalar_type_name} but expected {result.scalar_type_name}")
+
+
+@formula("binary", 3, promote=clamp_promote, out_check=clamp_out_check, torch_name="clamp")
 def clamp(xp, self, lo, hi):
     """Either bound may be absent (None); NaN in self or a bound propagates."""
     if lo is None:

@@ -1,0 +1,200 @@
+"""The backward engine: dependency counting, then nodes in decreasing sequence order.
+
+Gradients for the same input of a node are summed in its input buffer before
+the node runs; saved tensors are released after a node runs unless the graph
+is retained; grad mode during backward is ``create_graph``.
+"""
+from __future__ import annotations
+
+import heapq
+
+from ..core.tls import tls
+from .graph import AccumulateGrad, gradient_edge
+
+
+def _add(a, b):
+    if a is None:
+        return b
+    if b is None:
+        return a
+    return a + b
+
+
+def _make_grads(outputs, grad_outputs):
+    from ..aten.at import at
+    grads = []
+    for i, (out, g) in enumerate(zip(outputs, grad_outputs)):
+        if g is None:
+            if out._impl._array.size != 1:
+                raise RuntimeError("grad can be implicitly created only for scalar outputs")
+            if not out._impl.dtype.is_floating_point:
+                raise RuntimeError(f"grad can be implicitly created only for real scalar outputs but got "
+                                   f"{out._impl.dtype!r}")
+            g = at.ones_like(out, None, None, None, None, "preserve_format")
+        elif tuple(g._impl._array.shape) != tuple(out._impl._array.shape):
+            raise RuntimeError(f"Mismatch in shape: grad_output[{i}] has a shape of {_size(g)} and output[{i}] "
+                               f"has a shape of {_size(out)}.")
+        grads.append(g)
+    return grads
+
+
+def _size(t) -> str:
+    return "torch.Size([" + ", ".join(str(s) for s in t._impl._array.shape) + "])"
+
+
+def run_backward(outputs, grad_outputs, retain_graph: bool, create_graph: bool, inputs=None,
+                 allow_unused: bool = False, accumulate: bool = True):
+    """Run the graph from ``outputs``; returns the captured grads of ``inputs`` (when not accumulating)."""
+    roots = []
+    for i, out in enumerate(outputs):
+        edge = gradient_edge(out)
+        if edge[0] is None:
+            raise RuntimeError(f"element {i} of tensors does not require grad and does not have a grad_fn")
+        roots.append(edge)
+    grads = _make_grads(outputs, grad_outputs)
+
+    # capture points for autograd.grad / backward(inputs=...)
+    capture = {}
+    if inputs is not None:
+        for k, t in enumerate(inputs):
+            node, nr = gradient_edge(t)
+            if node is None:
+                raise RuntimeError("One of the differentiated Tensors does not require grad")
+            capture.setdefault((id(node), nr), []).append(k)
+
+    # dependency counts over the reachable graph
+    deps = {}
+    nodes = {}
+    stack = [n for n, _ in roots]
+    seen = set()
+    while stack:
+        n = stack.pop()
+        if id(n) in seen:
+            continue
+        seen.add(id(n))
+        nodes[id(n)] = n
+        for nxt, _ in n.next_functions:
+            if nxt is not None:
+                deps[id(nxt)] = deps.get(id(nxt), 0) + 1
+                stack.append(nxt)
+
+    needed = None
+    if inputs is not None:
+        # only run nodes from which a capture point is reachable
+        cap_nodes = {key[0] for key in capture}
+        memo = {}
+
+        def reaches(n):
+            k = id(n)
+            if k in memo:
+                return memo[k]
+            memo[k] = False
+            r = k in cap_nodes or any(reaches(m) for m, _ in n.next_functions if m is not None)
+            memo[k] = r
+            return r
+        needed = {k for k, n in nodes.items() if reaches(n)}
+
+    buffers = {}
+    for (node, nr), g in zip(roots, grads):
+        buf = buffers.setdefault(id(node), [None] * _num_inputs(node))
+        buf[nr] = _add(buf[nr], g)
+    results = [None] * (len(inputs) if inputs is not None else 0)
+    ready = []
+    counter = 0
+    for node, _ in roots:
+        if deps.get(id(node), 0) == 0 and id(node) in buffers:
+            heapq.heappush(ready, (-node._sequence_nr, counter, node))
+            counter += 1
+            buffers[id(node)] = buffers[id(node)]
+    queued = {id(n) for _, _, n in ready}
+
+    prev_grad = tls.grad_enabled
+    tls.grad_enabled = create_graph
+    try:
+        while ready:
+            _, _, node = heapq.heappop(ready)
+            buf = buffers.pop(id(node), None) or [None] * _num_inputs(node)
+            buf = _run_pre_hooks(node, buf)
+            if capture:
+                for nr, g in enumerate(buf):
+                    for k in capture.get((id(node), nr), ()):
+                        results[k] = g
+            run = (needed is None or id(node) in needed) and not (isinstance(node, AccumulateGrad) and not accumulate)
+            if inputs is not None and accumulate and isinstance(node, AccumulateGrad):
+                run = (id(node), 0) in capture
+            if run and any(g is not None for g in buf):
+                outs = node.apply(tuple(buf))
+                if node._hooks:
+                    for h in node._hooks:
+                        r = h(tuple(outs), tuple(buf))
+                        if r is not None:
+                            outs = tuple(r)
+                if not retain_graph:
+                    node.release_variables()
+            else:
+                outs = (None,) * len(node.next_functions)
+            in_meta = getattr(node, "_in_meta", None)
+            for k, ((nxt, nr), g) in enumerate(zip(node.next_functions, outs)):
+                if nxt is None:
+                    continue
+                if g is not None and in_meta is not None and in_meta[k] is not None:
+                    g = _validate(g, in_meta[k])
+                if g is not None:
+                    b = buffers.setdefault(id(nxt), [None] * _num_inputs(nxt))
+                    b[nr] = _add(b[nr], g)
+                deps[id(nxt)] -= 1
+                if deps[id(nxt)] == 0 and id(nxt) not in queued:
+                    queued.add(id(nxt))
+                    heapq.heappush(ready, (-nxt._sequence_nr, counter, nxt))
+                    counter += 1
+    finally:
+        tls.grad_enabled = prev_grad
+    if inputs is not None and not accumulate:
+        for k, r in enumerate(results):
+            if r is None and not allow_unused:
+                raise RuntimeError("One of the differentiated Tensors appears to not have been used in the graph. "
+                                   "Set allow_unused=True if this is the desired behavior.")
+    return results
+
+
+def _validate(g, meta):
+    """Shape and dtype of a gradient made to match its input (PyTorch's validate_outputs)."""
+    sizes, dtype, device = meta
+    if tuple(g._impl._array.shape) != sizes:
+        from .formulas import sum_to
+        g = sum_to(g, sizes)
+    if g._impl.dtype is not dtype:
+        from ..aten.at import at
+        g = at._to_copy(g, dtype, None, None, None, False, None)
+    return g
+
+
+def _num_inputs(node) -> int:
+    return getattr(node, "_num_outputs", 1)
+
+
+def _run_pre_hooks(node, buf):
+    if node._pre_hooks:
+        buf = list(buf)
+        for nr, hooks in node._pre_hooks.items():
+            for h in list(hooks):
+                if buf[nr] is None:
+                    continue
+                r = h(buf[nr])
+                if r is not None:
+                    buf[nr] = r
+    if isinstance(node, AccumulateGrad):
+        hooks = getattr(node.variable._impl, "_hooks", None)
+        if hooks:
+            buf = list(buf)
+            for h in list(hooks):
+                if buf[0] is not None:
+                    r = h(buf[0])
+                    if r is not None:
+                        buf[0] = r
+    if node._node_pre_hooks:
+        for h in node._node_pre_hooks:
+            r = h(tuple(buf))
+            if r is not None:
+                buf = list(r)
+    return buf

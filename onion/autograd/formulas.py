@@ -1,0 +1,248 @@
+"""Named backward helpers used by derivatives.yaml formulas.
+
+Everything here is written with onion operators (methods and ``at``), so a
+gradient computed with ``create_graph=True`` is itself differentiable.
+Broadcast reduction and dtype casts of gradients happen in the engine
+(``validate_outputs``), as in PyTorch, not in each formula.
+"""
+from __future__ import annotations
+
+from ..aten.at import at
+from ..aten.tensor_new import scalar_to_tensor
+
+
+def maybe_multiply(t, s):
+    return t if (s is None or (not isinstance(s, bool) and s == 1)) else t * s
+
+
+def zeros_like(t):
+    return at.zeros_like(t, None, None, None, None, None)
+
+
+def ones_like(t):
+    return at.ones_like(t, None, None, None, None, None)
+
+
+def _mask(cond, like):
+    """A boolean tensor as 0/1 of ``like``'s dtype (non-differentiable)."""
+    return at._to_copy(cond, like.dtype, None, None, None, False, None)
+
+
+def sgn(t):
+    return _mask(t > 0, t) - _mask(t < 0, t)
+
+
+def where(cond, a, b):
+    if not hasattr(a, "_impl"):
+        a = scalar_to_tensor(a)
+    if not hasattr(b, "_impl"):
+        b = scalar_to_tensor(b)
+    return at.where_self(cond, a, b)
+
+
+def threshold_backward(grad, result):
+    return where(result > 0, grad, 0)
+
+
+def div_self_backward(grad, other, rounding_mode=None):
+    if rounding_mode is not None:
+        return zeros_like(grad)
+    return grad / other
+
+
+def div_other_backward(grad, self, other, rounding_mode=None):
+    if rounding_mode is not None:
+        return zeros_like(grad)
+    return -grad * self / (other * other)
+
+
+def pow_backward(grad, self, exponent):
+    if exponent == 0:
+        return zeros_like(self)
+    return grad * exponent * self ** (exponent - 1)
+
+
+def pow_backward_self(grad, self, exponent):
+    return where(exponent == 0, 0.0, grad * exponent * self ** (exponent - 1))
+
+
+def pow_backward_exponent(grad, self, exponent, result):
+    if not hasattr(self, "_impl"):          # pow.Scalar: the base is a Python number
+        import math
+        if self == 0:
+            return where(exponent >= 0, 0.0, grad * result * float("-inf"))
+        return grad * result * math.log(self)
+    return where(_and(self == 0, exponent >= 0), 0.0, grad * result * self.log())
+
+
+def _and(a, b):
+    return at.mul_Tensor(a, b)
+
+
+def clamp_backward(grad, self, lo, hi):
+    keep = None
+    if lo is not None:
+        keep = self >= lo
+    if hi is not None:
+        k2 = self <= hi
+        keep = k2 if keep is None else _and(keep, k2)
+    if keep is None:
+        return grad
+    return where(keep, grad, 0.0)
+
+
+def clamp_backward_min_max(grad, self, lo, hi, mask):
+    """Gradients of clamp's tensor bounds: min gets grad where it bound ``self``, max likewise."""
+    gmin = gmax = None
+    if lo is not None and mask[1]:
+        cond = self < lo if hi is None else _and(self < lo, lo <= hi)
+        gmin = where(cond, grad, 0.0)
+    if hi is not None and mask[2]:
+        gmax = where(self > hi, grad, 0.0)
+        if lo is not None:
+            gmax = where(lo > hi, grad, gmax)
+    return gmin, gmax
+
+
+def sum_backward(grad, sizes, dim, keepdim):
+    if not keepdim and sizes:
+        for d in sorted(_dims(dim, len(sizes))):
+            grad = grad.unsqueeze(d)
+    return grad.expand(sizes)
+
+
+def _dims(dim, ndim):
+    if dim is None or (isinstance(dim, (list, tuple)) and len(dim) == 0):
+        return list(range(ndim))
+    if isinstance(dim, int):
+        dim = [dim]
+    return [d % ndim if ndim else 0 for d in dim]
+
+
+def mean_backward(grad, sizes, dim, numel, keepdim):
+    n = 1
+    for d in _dims(dim, len(sizes)):
+        n *= sizes[d] if sizes else 1
+    return sum_backward(grad, sizes, dim, keepdim) / n
+
+
+def restore_reduced_dims(t, dim, keepdim, ndim):
+    if keepdim:
+        return t
+    for d in sorted(_dims(dim, ndim)):
+        t = t.unsqueeze(d)
+    return t
+
+
+def amax_backward(grad, self, result, dim, keepdim):
+    nd = self.dim()
+    g = restore_reduced_dims(grad, dim, keepdim, nd)
+    r = restore_reduced_dims(result, dim, keepdim, nd)
+    mask = _mask(r == self, grad)
+    count = mask.sum(_dims(dim, nd), True) if nd else mask
+    return g * mask / count
+
+
+def prod_backward(grad, self, result):
+    if self.dim() == 0:
+        return grad
+    zeros = int((self == 0).sum().item())
+    if zeros == 0:
+        return grad * result / self
+    if zeros > 1:
+        return zeros_like(self)
+    others = where(self == 0, 1.0, self).prod()
+    return grad * where(self == 0, others, 0.0)
+
+
+def prod_dim_backward(grad, self, result, dim, keepdim):
+    if self.dim() == 0:
+        return grad
+    g = grad if keepdim else grad.unsqueeze(dim)
+    r = result if keepdim else result.unsqueeze(dim)
+    is_zero = self == 0
+    nz = _mask(is_zero, self).sum([dim], True)
+    others = where(is_zero, 1.0, self).prod(dim, True)
+    safe = where(is_zero, 1.0, self)
+    no_zero_part = r / safe
+    one_zero_part = where(is_zero, others, 0.0)
+    return g * where(nz == 0, no_zero_part, where(nz == 1, one_zero_part, 0.0))
+
+
+def permute_backwards(grad, dims):
+    n = len(dims)
+    inverse = [0] * n
+    for i, d in enumerate(dims):
+        inverse[d % n] = i
+    return grad.permute(inverse)
+
+
+def unsqueeze_to(grad, dim, sizes):
+    dims = [dim] if isinstance(dim, int) else list(dim)
+    n = len(sizes)
+    for d in sorted(x % n if n else 0 for x in dims):
+        if n and sizes[d] == 1:
+            grad = grad.unsqueeze(d)
+    return grad
+
+
+def _zeros(sizes, like):
+    return at.zeros(list(sizes), like.dtype, None, like.device, None)
+
+
+def select_backward(grad, sizes, dim, index):
+    out = _zeros(sizes, grad)
+    at.copy_(at.select_int(out, dim, index), grad, False)
+    return out
+
+
+def slice_backward(grad, sizes, dim, start, end, step):
+    out = _zeros(sizes, grad)
+    at.copy_(at.slice_Tensor(out, dim, start, end, step), grad, False)
+    return out
+
+
+def diagonal_backward(grad, sizes, offset, dim1, dim2):
+    out = _zeros(sizes, grad)
+    at.copy_(at.diagonal(out, offset, dim1, dim2), grad, False)
+    return out
+
+
+def as_strided_backward(grad, sizes, strides, offset, size, stride, storage_offset):
+    """Scatter into a zero tensor with the input's geometry (overlapping outputs accumulate)."""
+    n = 1 + sum((s - 1) * st for s, st in zip(sizes, strides)) + offset if all(sizes) else offset
+    flat = at.zeros([max(n, 1) + 0], grad.dtype, None, grad.device, None)
+    target = at.as_strided(flat, list(size), list(stride), storage_offset if storage_offset is not None else offset)
+    at.copy_(target, grad, False)
+    return at.as_strided(flat, list(sizes), list(strides), offset)
+
+
+def to_copy_backward(grad, dtype, device):
+    return at._to_copy(grad, dtype, None, device, None, False, None)
+
+
+def expand_backward(grad, sizes):
+    return sum_to(grad, sizes)
+
+
+def sum_to(grad, sizes):
+    """Reduce a broadcast gradient back to ``sizes`` (leading dims, then size-1 dims)."""
+    sizes = tuple(sizes)
+    gshape = tuple(grad._impl._array.shape)
+    if gshape == sizes:
+        return grad
+    lead = len(gshape) - len(sizes)
+    dims = list(range(lead))
+    for i, s in enumerate(sizes):
+        if s == 1 and gshape[lead + i] != 1:
+            dims.append(lead + i)
+    if dims:
+        grad = at.sum_dim_IntList(grad, dims, True, None)
+    return at.view(grad, list(sizes)) if tuple(grad._impl._array.shape) != sizes else grad
+
+
+def numel_of(sizes) -> int:
+    n = 1
+    for s in sizes:
+        n *= s
+    return n

@@ -1,0 +1,131 @@
+"""``onion.autograd.Function``: user-defined forward/backward pairs.
+
+``Cls.apply(*args)`` runs ``forward`` with grad disabled, then (if any input
+requires grad) makes a ``ClsBackward`` node whose ``apply`` calls the user's
+``backward`` with the same ``ctx``.
+"""
+from __future__ import annotations
+
+from ..core.tensor import Tensor
+from ..core.tls import tls
+from .graph import Node, SavedVariable, detach, gradient_edge, set_history
+
+
+class FunctionCtx:
+    """What ``forward`` and ``backward`` share (``ctx``)."""
+
+    def save_for_backward(self, *tensors):
+        self._to_save = tensors
+
+    @property
+    def saved_tensors(self):
+        saved = getattr(self, "_saved", None)
+        if saved is None:
+            return ()
+        return tuple(None if s is None else s.unpack(self if s.is_output else None) for s in saved)
+
+    def mark_dirty(self, *tensors):
+        self._dirty = tensors
+
+    def mark_non_differentiable(self, *tensors):
+        self._non_differentiable = tensors
+
+    def set_materialize_grads(self, value: bool):
+        self.materialize_grads = value
+
+
+class BackwardCFunction(Node, FunctionCtx):
+    """The node of one ``Function.apply`` call; it is also the ``ctx``."""
+
+    _cls = None
+    materialize_grads = True
+
+    def apply(self, grads):
+        from ..aten.at import at
+        grads = list(grads)
+        if self.materialize_grads:
+            for i, g in enumerate(grads):
+                if g is None:
+                    shape, dtype, device = self._output_meta[i]
+                    grads[i] = at.zeros(shape, dtype, None, device, None)
+        out = self._cls.backward(self, *grads)
+        if not isinstance(out, tuple):
+            out = (out,)
+        n = len(self.next_functions)
+        if len(out) < n:
+            raise RuntimeError(f"function {self.name()} returned an incorrect number of gradients "
+                               f"(expected {n}, got {len(out)})")
+        out = tuple(out[:n])
+        for (nxt, _), g in zip(self.next_functions, out):
+            if nxt is None:
+                continue
+        return tuple(g if nxt is not None else None for (nxt, _), g in zip(self.next_functions, out))
+
+    def release_variables(self):
+        super().release_variables()
+        for s in getattr(self, "_saved", None) or ():
+            if s is not None:
+                s.release()
+
+
+class FunctionMeta(type):
+    def __init__(cls, name, bases, attrs):
+        super().__init__(name, bases, attrs)
+        cls._backward_cls = type(f"{name}Backward", (BackwardCFunction,), {"_cls": cls})
+
+
+class Function(metaclass=FunctionMeta):
+    """Subclass with static ``forward(ctx, *args)`` and ``backward(ctx, *grads)``."""
+
+    @staticmethod
+    def forward(ctx, *args, **kwargs):
+        raise NotImplementedError("You must implement the forward function for custom autograd.Function.")
+
+    @staticmethod
+    def backward(ctx, *grad_outputs):
+        raise NotImplementedError("You must implement either the backward or vjp method for your custom "
+                                  "autograd.Function to use it with backward mode AD.")
+
+    @classmethod
+    def apply(cls, *args, **kwargs):
+        node = cls._backward_cls()
+        tensor_args = [a for a in args if isinstance(a, Tensor)]
+        record = tls.grad_enabled and any(a._impl.requires_grad for a in tensor_args)
+        node.needs_input_grad = tuple(isinstance(a, Tensor) and a._impl.requires_grad for a in args)
+        prev = tls.grad_enabled
+        tls.grad_enabled = False
+        try:
+            out = cls.forward(node, *args, **kwargs)
+        finally:
+            tls.grad_enabled = prev
+        single = not isinstance(out, tuple)
+        outs = (out,) if single else out
+        if not record:
+            return out
+        node.next_functions = tuple(gradient_edge(a) if isinstance(a, Tensor) else (None, 0) for a in args)
+        non_diff = {id(t._impl) for t in getattr(node, "_non_differentiable", ())}
+        dirty = {id(t._impl) for t in getattr(node, "_dirty", ())}
+        input_impls = {id(a._impl) for a in tensor_args}
+        results = []
+        node._output_meta = []
+        node._num_outputs = len(outs)
+        for i, o in enumerate(outs):
+            if not isinstance(o, Tensor):
+                results.append(o)
+                node._output_meta.append(None)
+                continue
+            if id(o._impl) in input_impls and id(o._impl) not in dirty:
+                o = detach(o)          # returning an input as-is gives a new view, as in PyTorch
+            node._output_meta.append((tuple(o._impl._array.shape), o._impl.dtype, o._impl.device))
+            if id(o._impl) not in non_diff and (o._impl.dtype.is_floating_point or o._impl.dtype.is_complex):
+                set_history(o, node, i)
+            results.append(o)
+        to_save = getattr(node, "_to_save", ())
+        out_ids = {id(r._impl): k for k, r in enumerate(results) if isinstance(r, Tensor)}
+        node._saved = tuple(None if t is None else SavedVariable(t, id(t._impl) in out_ids) for t in to_save)
+        return results[0] if single else tuple(results)
+
+
+class once_differentiable:  # noqa: N801 - PyTorch's name
+    def __new__(cls, fn):
+        return fn

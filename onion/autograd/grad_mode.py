@@ -1,0 +1,122 @@
+"""Grad modes: ``no_grad``, ``enable_grad``, ``set_grad_enabled``, ``inference_mode``.
+
+``no_grad`` only flips a thread-local flag the autograd kernels read;
+``inference_mode`` changes the keyset (every Autograd key excluded,
+ADInplaceOrView dropped from include) so those layers are really skipped.
+All are context managers and decorators, restore on exceptions, per thread.
+"""
+from __future__ import annotations
+
+import functools
+
+from ..core.tls import INFERENCE_EXCLUDE, INFERENCE_REMOVE_INCLUDE, tls
+
+
+def is_grad_enabled() -> bool:
+    return tls.grad_enabled
+
+
+def is_inference_mode_enabled() -> bool:
+    return tls.inference_mode
+
+
+class _DecoratorContextManager:
+    """Usable as ``with mode():`` and as ``@mode()`` (or bare ``@mode``)."""
+
+    def __call__(self, fn):
+        @functools.wraps(fn)
+        def wrapper(*args, **kwargs):
+            with self.clone():
+                return fn(*args, **kwargs)
+        return wrapper
+
+    def clone(self):
+        return self.__class__()
+
+
+class no_grad(_DecoratorContextManager):
+    def __new__(cls, orig_func=None):
+        self = super().__new__(cls)
+        if orig_func is not None and callable(orig_func):   # used as a bare decorator
+            self.__init__()
+            return self(orig_func)
+        return self
+
+    def __enter__(self):
+        self.prev = tls.grad_enabled
+        tls.grad_enabled = False
+
+    def __exit__(self, *exc):
+        tls.grad_enabled = self.prev
+        return False
+
+
+class enable_grad(_DecoratorContextManager):
+    def __new__(cls, orig_func=None):
+        self = super().__new__(cls)
+        if orig_func is not None and callable(orig_func):
+            self.__init__()
+            return self(orig_func)
+        return self
+
+    def __enter__(self):
+        self.prev = tls.grad_enabled
+        tls.grad_enabled = True
+
+    def __exit__(self, *exc):
+        tls.grad_enabled = self.prev
+        return False
+
+
+class set_grad_enabled(_DecoratorContextManager):
+    """Sets the mode at construction (like PyTorch) and restores it on ``__exit__``."""
+
+    def __init__(self, mode: bool):
+        self.prev = tls.grad_enabled
+        self.mode = bool(mode)
+        tls.grad_enabled = self.mode
+
+    def __enter__(self):
+        return None
+
+    def __exit__(self, *exc):
+        tls.grad_enabled = self.prev
+        return False
+
+    def clone(self):
+        return self.__class__(self.mode)
+
+
+class inference_mode(_DecoratorContextManager):
+    def __new__(cls, mode=True):
+        self = super().__new__(cls)
+        if callable(mode) and not isinstance(mode, bool):
+            self.__init__(True)
+            return self(mode)
+        return self
+
+    def __init__(self, mode: bool = True):
+        self.mode = bool(mode)
+
+    def __enter__(self):
+        self.prev = (tls.include, tls.exclude, tls.grad_enabled, tls.inference_mode)
+        if self.mode:
+            tls.include = tls.include & ~INFERENCE_REMOVE_INCLUDE
+            tls.set_exclude(tls.exclude | INFERENCE_EXCLUDE)
+            tls.grad_enabled = False
+            tls.inference_mode = True
+        else:
+            tls.include = tls.include | INFERENCE_REMOVE_INCLUDE
+            tls.set_exclude(tls.exclude & ~INFERENCE_EXCLUDE)
+            tls.inference_mode = False
+
+    def __exit__(self, *exc):
+        inc, exc_, grad, inf = self.prev
+        tls.include = inc
+        tls.set_exclude(exc_)
+        tls.grad_enabled = grad
+        tls.inference_mode = inf
+        return False
+
+    def clone(self):
+        return self.__class__(self.mode)
