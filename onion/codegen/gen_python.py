@@ -76,6 +76,44 @@ def _fast_body(f: NativeFunction, method: bool, fvar: str, indent="    "):
     return lines
 
 
+def _intlist_candidate(fs):
+    """``t.view(2, 3)``, ``t.permute((1, 0))``, ``t.sum(1)``: self, then an int list, the rest defaulted."""
+    for f in fs:
+        if f.is_out:
+            continue
+        args = f.func.arguments
+        pos = [a for a in args if not a.kwarg_only]
+        if len(pos) < 2 or pos[0].type.base != "Tensor" or pos[0].type.optional or pos[0].type.is_list:
+            continue
+        t = pos[1].type
+        if not (t.is_list and t.base in ("int", "SymInt")):
+            continue
+        if any(render_default(a) is None for a in args[2:]):
+            continue
+        return f
+    return None
+
+
+def _intlist_body(f, method: bool, indent="    "):
+    """Ints as varargs or one tuple/list; anything else takes the general path."""
+    args = f.func.arguments
+    first = "self" if method else "args[0]"
+    rest = "args" if method else "args[1:]"
+    defaults = [render_default(a) for a in args[2:]]
+    lines = [f"{indent}if not kwargs and {'args' if method else 'len(args) > 1'}:"]
+    if not method:
+        lines.append(f"{indent}    self = args[0]")
+    lines += [f"{indent}    sz = {rest}",
+              f"{indent}    if len(sz) == 1 and type(sz[0]) in (tuple, list, _Size):",
+              f"{indent}        sz = tuple(sz[0])",
+              f"{indent}    if type(self) is _T and all(type(i) is int for i in sz):",
+              f"{indent}        ks = (self._impl.keyset | _tls.include) & _tls.mask",
+              f"{indent}        return (_ops._c_{f.ident}.get(ks) or _ops._l_{f.ident}(ks))"
+              f"(ks, {', '.join(['self', 'sz'] + defaults)})"]
+    del first
+    return lines
+
+
 def _number_fast_path(name, fs):
     """``t + 2``: a Python int/float operand skips argument parsing, as the Tensor fast path does."""
     from ..python_arg_parser import ALLOW_NUMBERS_AS_TENSORS
@@ -104,7 +142,7 @@ def _number_fast_path(name, fs):
 
 
 def gen_functions(fns) -> str:
-    lines = [HEADER, "from onion.core import dtype as _dt", "from onion.core.tensor import Tensor as _T",
+    lines = [HEADER, "from onion.core import dtype as _dt", "from onion.core.tensor import Tensor as _T, Size as _Size",
              "from onion.core.tls import tls as _tls", "from onion.python_arg_parser import PyFunction as _PF",
              "from onion._generated import operators as _ops", "", "FUNCTIONS = {}", "NN_FUNCTIONS = {}", ""]
     for (module, name), fs in sorted(_groups(fns, False).items(), key=lambda kv: (kv[0][0] or "", kv[0][1])):
@@ -117,6 +155,9 @@ def gen_functions(fns) -> str:
         fast = _fast_candidate(fs, False)
         if fast is not None:
             lines.extend(_fast_body(fast, False, var))
+        il = _intlist_candidate(fs)
+        if il is not None:
+            lines.extend(_intlist_body(il, False))
         lines.append(f"    return {var}.call(args, kwargs)")
         lines.append(f"{name}.__qualname__ = {name}.__name__ = {name!r}")
         table = "NN_FUNCTIONS" if module == "nn" else "FUNCTIONS"
@@ -126,7 +167,7 @@ def gen_functions(fns) -> str:
 
 
 def gen_methods(fns) -> str:
-    lines = [HEADER, "from onion.core import dtype as _dt", "from onion.core.tensor import Tensor as _T",
+    lines = [HEADER, "from onion.core import dtype as _dt", "from onion.core.tensor import Tensor as _T, Size as _Size",
              "from onion.core.tls import tls as _tls", "from onion.python_arg_parser import PyFunction as _PF",
              "from onion.aten.tensor_new import scalar_to_tensor as _s2t",
              "from onion._generated import operators as _ops", "", "METHODS = {}", ""]
@@ -141,6 +182,9 @@ def gen_methods(fns) -> str:
         fast = _fast_candidate(fs, True)
         if fast is not None:
             lines.extend(_fast_body(fast, True, var))
+        il = _intlist_candidate(fs)
+        if il is not None:
+            lines.extend(_intlist_body(il, True))
         lines.append(f"    return {var}.call(args, kwargs, self)")
         lines.append(f"{name}.__qualname__ = 'Tensor.' + {name!r}")
         lines.append(f"{name}.__name__ = {name!r}")
