@@ -39,6 +39,23 @@ def main() -> None:
     rows.append(("add, 4 x float32 (us/call)", small, "torch"))
     rows.append(("a + b, 4 x float32 (us/call)", small_op, "torch"))
 
+    ga, gb = onion.ones(4).requires_grad_(), onion.ones(4).requires_grad_()
+    rec = {"onion": best_us(lambda: ga + b, n_small // 4)}
+    n_bw = max(n_small // 50, 200)
+
+    def fb_onion():
+        (ga * gb + ga).sum().backward()
+    fb = {"onion": best_us(fb_onion, n_bw)}
+    if torch is not None:
+        tga, tgb = torch.ones(4).requires_grad_(), torch.ones(4).requires_grad_()
+        rec["torch"] = best_us(lambda: tga + tb, n_small // 4)
+
+        def fb_torch():
+            (tga * tgb + tga).sum().backward()
+        fb["torch"] = best_us(fb_torch, n_bw)
+    rows.append(("a + b recording, 4 x f32 (us)", rec, "torch"))
+    rows.append(("(a*b+a).sum().backward() (us)", fb, "torch"))
+
     N = 16 * 1024 * 1024
     A, B = onion.ones(N), onion.ones(N)
     X, Y = np.ones(N, np.float32), np.ones(N, np.float32)

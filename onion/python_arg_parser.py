@@ -138,12 +138,13 @@ class PySignature:
         args = self.schema.arguments
         self.n_schema = len(args)
         self.method = method
+        self.self_index = next((i for i, a in enumerate(args) if a.name == "self"), 0)
         self.params = []
         for i, a in enumerate(args):
             pyname = "input" if (a.name == "self" and not method) else a.name
-            if method and i == 0 and a.name == "self":
+            if method and i == self.self_index:
                 continue
-            self.params.append(Param(a, i, allow and not (i == 0 and not method and a.name == "self"), pyname))
+            self.params.append(Param(a, i, allow, pyname))
         self.positional = [p for p in self.params if not p.kwarg_only]
         self.by_name = {p.name: p for p in self.params}
         if self.positional and self.positional[0].arg.type.is_list and \
@@ -158,7 +159,7 @@ class PySignature:
     def bind(self, args, kwargs, self_tensor=None):
         values = [REQUIRED] * self.n_schema
         if self.method:
-            values[0] = self_tensor
+            values[self.self_index] = self_tensor
         pos = self.positional
         if args and pos and pos[0].varargs and len(args) > 1 and (len(pos) == 1 or len(args) > len(pos)) \
                 and all(_is_int(a) for a in args):

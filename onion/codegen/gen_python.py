@@ -53,25 +53,20 @@ def _fast_candidate(fs, method: bool):
 def _fast_body(f: NativeFunction, method: bool, fvar: str, indent="    "):
     args = f.func.arguments
     pos = [a for a in args if not a.kwarg_only]
+    self_idx = next((i for i, a in enumerate(pos) if a.name == "self"), 0) if method else None
     n = len(pos) - (1 if method else 0)
-    names = [f"a{i}" for i in range(len(pos))]
-    lines = []
+    given = [f"a{i}" for i in range(n)]
+    lines = [f"{indent}if not kwargs and len(args) == {n}:"]
+    if n:
+        lines.append(f"{indent}    {', '.join(given)}{',' if n == 1 else ''} = args")
+    order = list(given)
     if method:
-        cond_args = f"len(args) == {n}"
-        unpack = (", ".join(names[1:]) + ("," if n == 1 else "") + " = args") if n else None
-        first = ["self"] + names[1:]
-    else:
-        cond_args = f"len(args) == {n}"
-        unpack = ", ".join(names) + ("," if n == 1 else "") + " = args"
-        first = names
-    lines.append(f"{indent}if not kwargs and {cond_args}:")
-    if unpack:
-        lines.append(f"{indent}    {unpack}")
-    checks = " and ".join(f"type({x}) is _T" for x in first if x != "self") or "True"
+        order.insert(self_idx, "self")
+    checks = " and ".join(f"type({x}) is _T" for x in given) or "True"
     lines.append(f"{indent}    if {checks}:")
-    ks = " | ".join(f"{x}._impl.keyset" for x in first)
+    ks = " | ".join(f"{x}._impl.keyset" for x in order)
     lines.append(f"{indent}        ks = ({ks} | _tls.include) & _tls.mask")
-    call_args = first + [render_default(a) for a in args if a.kwarg_only]
+    call_args = order + [render_default(a) for a in args if a.kwarg_only]
     lines.append(f"{indent}        return (_ops._c_{f.ident}.get(ks) or _ops._l_{f.ident}(ks))(ks, {', '.join(call_args)})")
     return lines
 
