@@ -19,6 +19,22 @@ from .core.tensor import Size, Tensor  # noqa: F401
 from .dispatch.ops import ops  # noqa: F401
 
 __version__ = "0.1.0"
+
+
+class memory_format:
+    """``onion.contiguous_format`` and friends: named markers, as torch's."""
+
+    def __init__(self, name: str):
+        self.name = name
+
+    def __repr__(self):
+        return f"onion.{self.name}"
+
+
+contiguous_format = memory_format("contiguous_format")
+preserve_format = memory_format("preserve_format")
+channels_last = memory_format("channels_last")
+strided = "strided"
 _LOADED = False
 
 

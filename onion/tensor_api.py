@@ -21,6 +21,10 @@ from .core.tensor import Tensor
 def _index(self, key):
     if not isinstance(key, tuple):
         key = (key,)
+    for k in key:
+        if isinstance(k, (str, float)) and not isinstance(k, bool):
+            raise (TypeError if isinstance(k, str) else IndexError)("only integers, slices (`:`), ellipsis (`...`), None and long or byte Variables are "
+                            "valid indices (got " + type(k).__name__ + ")")
     ndim = self._impl._array.ndim
     n_real = sum(1 for k in key if k is not None and k is not Ellipsis and not isinstance(k, bool))
     if sum(1 for k in key if k is Ellipsis) > 1:
@@ -47,7 +51,14 @@ def _index(self, key):
             raise IndexError("onion does not support boolean scalar indices yet")
         elif isinstance(k, (numbers.Integral,)) or (isinstance(k, Tensor) and k._impl.dtype.category == 1
                                                     and k._impl._array.ndim == 0):
-            out = at.select_int(out, dim, int(k))
+            shape = out._impl._array.shape
+            if not shape:
+                raise IndexError("invalid index of a 0-dim tensor. Use `tensor.item()` in Python or "
+                                 "`tensor.item<T>()` in C++ to convert a 0-dim tensor to a number")
+            i = int(k)
+            if i < -shape[dim] or i >= shape[dim]:
+                raise IndexError(f"index {i} is out of bounds for dimension {dim} with size {shape[dim]}")
+            out = at.select_int(out, dim, i)
         else:
             raise IndexError("only integers, slices (`:`), ellipsis (`...`), None and integer scalar tensors are "
                              f"valid indices (got {type(k).__name__}); advanced indexing is not supported yet")
@@ -81,12 +92,12 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
     else:
         if isinstance(data, np.ndarray):
             dt = dtype or _dt.from_numpy_dtype(data.dtype)
-            arr = np.array(data, dtype=dt.np, copy=True)
+            arr = np.array(data, dtype=dt.np, copy=True, order="K")
         else:
             dt = dtype or infer_dtype(data)
             arr = _to_array(data, dt)
-        if arr.size == 0 or not arr.flags.c_contiguous:
-            arr = np.ascontiguousarray(arr) if arr.size else np.empty(arr.shape, arr.dtype)
+        if arr.size == 0:
+            arr = np.empty(arr.shape, arr.dtype)
         if dev.type != "cpu":
             arr = backend_for(dev).from_numpy(arr, dev)
         out = wrap(arr, dt, dev)
@@ -157,9 +168,15 @@ def _to(self, *args, dtype=None, device=None, non_blocking=False, copy=False, me
             device = a if not isinstance(a, numbers.Integral) else _device("cuda", a)
         elif isinstance(a, bool):
             non_blocking = a
+        elif a is None:
+            continue
         else:
             raise TypeError(f"to() received an invalid combination of arguments - got ({type(a).__name__})")
     dtype = _PY_TYPES.get(dtype, dtype)
+    if dtype is not None and not isinstance(dtype, _dt.dtype):
+        raise TypeError(f"to(): argument 'dtype' must be onion.dtype, not {type(dtype).__name__}")
+    if not isinstance(non_blocking, bool) or not isinstance(copy, bool):
+        raise TypeError("to(): arguments 'non_blocking' and 'copy' must be bool")
     return at.to_dtype_layout(self, dtype, None, None if device is None else canonical(device), None,
                               non_blocking, copy, memory_format)
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from ..aten.at import at
 from ..aten.tensor_new import scalar_to_tensor
+from .function import Function as _Function
 
 
 def maybe_multiply(t, s):
@@ -208,13 +209,70 @@ def diagonal_backward(grad, sizes, offset, dim1, dim2):
     return out
 
 
+def _storage_indices(sizes, strides, offset):
+    """The storage index of every element of a strided geometry, in row-major order (NumPy, host)."""
+    import numpy as np
+    idx = np.full(tuple(sizes), offset, dtype=np.int64)
+    for d, (n, st) in enumerate(zip(sizes, strides)):
+        shape = [1] * len(sizes)
+        shape[d] = n
+        idx = idx + np.arange(n, dtype=np.int64).reshape(shape) * st
+    return idx.reshape(-1)
+
+
+def _overlaps(idx) -> bool:
+    import numpy as np
+    return idx.size != np.unique(idx).size
+
+
 def as_strided_backward(grad, sizes, strides, offset, size, stride, storage_offset):
-    """Scatter into a zero tensor with the input's geometry (overlapping outputs accumulate)."""
-    n = 1 + sum((s - 1) * st for s, st in zip(sizes, strides)) + offset if all(sizes) else offset
-    flat = at.zeros([max(n, 1) + 0], grad.dtype, None, grad.device, None)
-    target = at.as_strided(flat, list(size), list(stride), storage_offset if storage_offset is not None else offset)
-    at.copy_(target, grad, False)
+    """Scatter ``grad`` into a storage-sized zero buffer and read it back with the input's geometry.
+
+    Overlapping output elements accumulate; overlapping input elements share
+    their location's gradient equally, as in PyTorch.
+    """
+    size, stride = list(size), list(stride)
+    out_off = offset if storage_offset is None else storage_offset
+    in_idx = _storage_indices(sizes, strides, offset)
+    out_idx = _storage_indices(size, stride, out_off)
+    n = 1 + max([offset, out_off] + ([int(in_idx.max())] if in_idx.size else [])
+                + ([int(out_idx.max())] if out_idx.size else []))
+    if grad._impl.device.type != "meta" and _overlaps(out_idx):
+        flat = _ScatterAddStrided.apply(grad, n, size, stride, out_off)
+    else:
+        flat = at.zeros([n], grad.dtype, None, grad.device, None)
+        at.copy_(at.as_strided(flat, size, stride, out_off), grad, False)
+    if in_idx.size and grad._impl.device.type != "meta" and _overlaps(in_idx):
+        import numpy as np
+        counts = np.bincount(in_idx, minlength=n).astype(grad._impl.dtype.np)
+        counts[counts == 0] = 1
+        from ..aten.tensor_new import wrap
+        from ..backends import backend_for
+        dev = grad._impl.device
+        flat = flat / wrap(backend_for(dev).from_numpy(counts, dev), grad._impl.dtype, dev)
     return at.as_strided(flat, list(sizes), list(strides), offset)
+
+
+class _ScatterAddStrided(_Function):
+    """Sum of ``grad``'s elements into a flat buffer at a (self-overlapping) strided geometry."""
+
+    @staticmethod
+    def forward(ctx, grad, n, size, stride, offset):
+        import numpy as np
+        from ..aten.tensor_new import wrap
+        from ..backends import backend_for
+        ctx.geometry = (size, stride, offset)
+        impl = grad._impl
+        backend = backend_for(impl.device)
+        values = np.asarray(backend.to_numpy(impl._array)).reshape(-1)
+        out = np.zeros(n, dtype=values.dtype)
+        np.add.at(out, _storage_indices(size, stride, offset), values)
+        return wrap(backend.from_numpy(out, impl.device), impl.dtype, impl.device)
+
+    @staticmethod
+    def backward(ctx, g):
+        size, stride, offset = ctx.geometry
+        return at.as_strided(g, size, stride, offset), None, None, None, None
 
 
 def to_copy_backward(grad, dtype, device):

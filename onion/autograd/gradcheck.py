@@ -1,4 +1,9 @@
-"""``gradcheck`` / ``gradgradcheck``: analytical gradients against central differences (float64)."""
+"""``gradcheck`` / ``gradgradcheck``: analytical gradients against central differences (float64).
+
+The function is evaluated with grad mode as the caller has it and on perturbed
+inputs that keep their ``requires_grad``: ``gradgradcheck`` checks a function
+that itself calls ``autograd.grad(create_graph=True)`` on those inputs.
+"""
 from __future__ import annotations
 
 import numpy as np
@@ -11,41 +16,51 @@ class GradcheckError(RuntimeError):
 
 
 def _as_tuple(x):
-    return x if isinstance(x, tuple) else (x,)
+    return tuple(x) if isinstance(x, (tuple, list)) else (x,)
+
+
+def _tensor_outputs(outs):
+    return [o for o in _as_tuple(outs) if isinstance(o, Tensor)]
+
+
+def _host(t) -> np.ndarray:
+    return np.asarray(t.detach().cpu().numpy()).astype(np.float64).reshape(-1)
 
 
 def _numerical_jacobian(fn, inputs, i, eps):
+    """d outputs / d inputs[i] by central differences: one (numel_in, numel_out) matrix per output."""
     import onion
     x = inputs[i]
-    base = x.detach()
-    flat_n = base.numel()
-    outs0 = _as_tuple(fn(*inputs))
-    jac = [np.zeros((flat_n, o.numel())) for o in outs0]
-    for k in range(flat_n):
-        idx = np.unravel_index(k, tuple(base.shape)) if base.dim() else ()
-        orig = base.numpy()[idx].item() if base.dim() else base.item()
+    base = np.array(x.detach().cpu().numpy(), copy=True)
+    outs0 = _tensor_outputs(fn(*inputs))
+    jac = [np.zeros((base.size, o.numel())) for o in outs0]
 
-        def perturbed(delta):
-            with onion.no_grad():
-                arr = base.numpy().copy()
-                if arr.ndim:
-                    arr[idx] = orig + delta
-                else:
-                    arr = np.asarray(orig + delta, dtype=arr.dtype)
-                new = onion.tensor(arr)
-            args = list(inputs)
-            args[i] = new
-            with onion.no_grad():
-                return [o.detach().numpy().astype(np.float64).reshape(-1) for o in _as_tuple(fn(*args))]
-        plus, minus = perturbed(eps), perturbed(-eps)
+    def evaluate(values):
+        new = onion.tensor(values, dtype=x.dtype, device=x.device)
+        if x.requires_grad:
+            new.requires_grad_(True)
+        args = list(inputs)
+        args[i] = new
+        return [_host(o) for o in _tensor_outputs(fn(*args))]
+
+    flat = base.reshape(-1)
+    for k in range(base.size):
+        orig = flat[k]
+        plus_in = flat.copy()
+        plus_in[k] = orig + eps
+        minus_in = flat.copy()
+        minus_in[k] = orig - eps
+        plus = evaluate(plus_in.reshape(base.shape))
+        minus = evaluate(minus_in.reshape(base.shape))
         for j in range(len(outs0)):
             jac[j][k] = (plus[j] - minus[j]) / (2 * eps)
     return jac
 
 
-def _analytical_jacobian(fn, inputs, i, create_graph=False):
+def _analytical_jacobian(fn, inputs, i):
+    """The same matrices from one backward pass per output element (vector-Jacobian products)."""
     import onion
-    outs = _as_tuple(fn(*inputs))
+    outs = _tensor_outputs(fn(*inputs))
     x = inputs[i]
     jacs = []
     for o in outs:
@@ -56,16 +71,25 @@ def _analytical_jacobian(fn, inputs, i, create_graph=False):
         for k in range(o.numel()):
             g = np.zeros(o.numel())
             g[k] = 1.0
-            go = onion.tensor(g.reshape(tuple(o.shape)), dtype=o.dtype)
+            go = onion.tensor(g.reshape(tuple(o.shape)), dtype=o.dtype, device=o.device)
             (gi,) = onion.autograd.grad(o, (x,), go, retain_graph=True, allow_unused=True)
             if gi is not None:
-                J[:, k] = gi.detach().numpy().astype(np.float64).reshape(-1)
+                if tuple(gi.shape) != tuple(x.shape):
+                    raise GradcheckError(f"Gradient has wrong shape: {tuple(gi.shape)} for an input of shape "
+                                         f"{tuple(x.shape)}")
+                if gi.dtype is not x.dtype:
+                    raise GradcheckError(f"Gradient has dtype mismatch: {gi.dtype} for an input of dtype {x.dtype}")
+                J[:, k] = _host(gi)
         jacs.append(J)
     return jacs
 
 
 def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=True, **_ignored) -> bool:
+    """True when every input's analytical Jacobian matches finite differences (else GradcheckError)."""
     inputs = _as_tuple(inputs)
+    if not any(isinstance(x, Tensor) and x.requires_grad for x in inputs):
+        raise ValueError("gradcheck expects at least one input tensor to require gradient, but none of the them "
+                         "have requires_grad=True.")
     for i, x in enumerate(inputs):
         if not isinstance(x, Tensor) or not x.requires_grad:
             continue
@@ -87,23 +111,22 @@ def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=T
 
 def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=True,
                   **_ignored) -> bool:
+    """gradcheck of the map (inputs, grad_outputs) -> first derivatives (built with create_graph=True)."""
     import onion
     inputs = _as_tuple(inputs)
-    outs = _as_tuple(func(*inputs))
+    outs = _tensor_outputs(func(*inputs))
     if grad_outputs is None:
         rng = np.random.default_rng(0)
-        grad_outputs = tuple(onion.tensor(rng.standard_normal(tuple(o.shape)), dtype=o.dtype,
+        grad_outputs = tuple(onion.tensor(rng.standard_normal(tuple(o.shape)), dtype=o.dtype, device=o.device,
                                           requires_grad=True) for o in outs)
     grad_outputs = _as_tuple(grad_outputs)
-    diff_inputs = [x for x in inputs if isinstance(x, Tensor) and x.requires_grad]
     n = len(inputs)
 
     def first_grads(*args):
         ins, gos = args[:n], args[n:]
-        o = _as_tuple(func(*ins))
+        o = [t for t in _tensor_outputs(func(*ins)) if t.requires_grad]
         diff = [x for x in ins if isinstance(x, Tensor) and x.requires_grad]
-        gs = onion.autograd.grad(o, diff, gos, create_graph=True, allow_unused=True)
+        gs = onion.autograd.grad(o, diff, gos[:len(o)], create_graph=True, allow_unused=True)
         return tuple(g if g is not None else onion.zeros_like(x) for g, x in zip(gs, diff))
-    del diff_inputs
     return gradcheck(first_grads, tuple(inputs) + tuple(grad_outputs), eps=eps, atol=atol, rtol=rtol,
                      raise_exception=raise_exception)
