@@ -133,6 +133,15 @@ class Tensor:
     def _version(self) -> int:
         return self._impl.version
 
+    @property
+    def _base(self):
+        """The tensor this one is a view of (None for a non-view)."""
+        base = self._impl._base
+        return None if base is None else make_tensor(base)
+
+    def _is_view(self) -> bool:
+        return self._impl._base is not None
+
     def is_inference(self) -> bool:
         return self._impl._inference
 

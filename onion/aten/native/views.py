@@ -104,10 +104,19 @@ def diagonal(self, offset=0, dim1=0, dim2=1):
 
 
 def _unsafe_view(self, size):
-    from ..at import at
-    return at.view(self, size) if g.compute_stride(tuple(self._impl._array.shape), self._impl.strides,
-                                                  g.infer_size(tuple(size), self._impl._array.size)) is not None \
-        else at.view(at.clone(self, None), size)
+    """Like ``view``, but the result is not a view: no base, its own version counter
+    (PyTorch uses it where the input is a temporary nobody else sees)."""
+    impl = self._impl
+    sizes = tuple(impl._array.shape)
+    shape = g.infer_size(tuple(size), impl._array.size)
+    strides = g.compute_stride(sizes, impl.strides, shape)
+    if strides is None:
+        from .copy import clone
+        return _unsafe_view(clone(self, "contiguous_format"), shape)
+    out = make_view(self, shape, strides, impl.storage_offset())
+    out._impl._base = None
+    out._impl._vc = [0]
+    return out
 
 
 def reshape(self, shape):
