@@ -25,15 +25,9 @@ def copy_(self, src, non_blocking=False):
     dshape = tuple(dst._array.shape)
     sshape = tuple(s._array.shape)
     if sshape != dshape:
-        try:
-            out = g.broadcast_shapes(dshape, sshape)
-        except RuntimeError:
-            out = None
-        if out is None or tuple(out) != dshape:
-            raise RuntimeError(f"The size of tensor a ({dshape[-1] if dshape else 1}) must match the size of "
-                               f"tensor b ({sshape[-1] if sshape else 1}) at non-singleton dimension "
-                               f"{max(len(dshape) - 1, 0)}" if out is None else
-                               f"output with shape {list(dshape)} doesn't match the broadcast shape {list(out)}")
+        out = tuple(g.broadcast_pair_for_op(dshape, sshape))    # raises PyTorch's size message
+        if out != dshape:
+            raise RuntimeError(f"output with shape {list(dshape)} doesn't match the broadcast shape {list(out)}")
     if dst.device.type == "meta" or s.device.type == "meta":
         if dst.device.type != "meta" and s.device.type == "meta":
             raise NotImplementedError("Cannot copy out of meta tensor; no data!")
