@@ -136,24 +136,28 @@ def _number_fast_path(name, fs):
     return []
 
 
+def _binding(var: str, name: str, fs, method: bool) -> list:
+    """One public name: its PyFunction (all overloads) and a def with the specialised fast paths."""
+    lines = [f"{var} = _PF({name!r}{', method=True' if method else ''})"]
+    lines += [f"{var}.add(_ops.H_{f.ident})" for f in fs]
+    lines.append(f"{var}.finish()")
+    lines.append(f"def {name}({'self, ' if method else ''}*args, **kwargs):")
+    fast = _fast_candidate(fs, method)
+    if fast is not None:
+        lines.extend(_fast_body(fast, method, var))
+    il = _intlist_candidate(fs)
+    if il is not None:
+        lines.extend(_intlist_body(il, method))
+    lines.append(f"    return {var}.call(args, kwargs{', self' if method else ''})")
+    return lines
+
+
 def gen_functions(fns) -> str:
     lines = [HEADER, "from onion.core import dtype as _dt", "from onion.core.tensor import Tensor as _T, Size as _Size",
              "from onion.core.tls import tls as _tls", "from onion.python_arg_parser import PyFunction as _PF",
              "from onion._generated import operators as _ops", "", "FUNCTIONS = {}", "NN_FUNCTIONS = {}", ""]
     for (module, name), fs in sorted(_groups(fns, False).items(), key=lambda kv: (kv[0][0] or "", kv[0][1])):
-        var = f"_F_{'nn_' if module else ''}{name}"
-        lines.append(f"{var} = _PF({name!r})")
-        for f in fs:
-            lines.append(f"{var}.add(_ops.H_{f.ident})")
-        lines.append(f"{var}.finish()")
-        lines.append(f"def {name}(*args, **kwargs):")
-        fast = _fast_candidate(fs, False)
-        if fast is not None:
-            lines.extend(_fast_body(fast, False, var))
-        il = _intlist_candidate(fs)
-        if il is not None:
-            lines.extend(_intlist_body(il, False))
-        lines.append(f"    return {var}.call(args, kwargs)")
+        lines.extend(_binding(f"_F_{'nn_' if module else ''}{name}", name, fs, False))
         lines.append(f"{name}.__qualname__ = {name}.__name__ = {name!r}")
         table = "NN_FUNCTIONS" if module == "nn" else "FUNCTIONS"
         lines.append(f"{table}[{name!r}] = {name}")
@@ -168,19 +172,7 @@ def gen_methods(fns) -> str:
              "from onion._generated import operators as _ops", "", "METHODS = {}", ""]
     groups = _groups(fns, True)
     for (_module, name), fs in sorted(groups.items(), key=lambda kv: kv[0][1]):
-        var = f"_M_{name}"
-        lines.append(f"{var} = _PF({name!r}, method=True)")
-        for f in fs:
-            lines.append(f"{var}.add(_ops.H_{f.ident})")
-        lines.append(f"{var}.finish()")
-        lines.append(f"def {name}(self, *args, **kwargs):")
-        fast = _fast_candidate(fs, True)
-        if fast is not None:
-            lines.extend(_fast_body(fast, True, var))
-        il = _intlist_candidate(fs)
-        if il is not None:
-            lines.extend(_intlist_body(il, True))
-        lines.append(f"    return {var}.call(args, kwargs, self)")
+        lines.extend(_binding(f"_M_{name}", name, fs, True))
         lines.append(f"{name}.__qualname__ = 'Tensor.' + {name!r}")
         lines.append(f"{name}.__name__ = {name!r}")
         lines.append(f"METHODS[{name!r}] = {name}")
