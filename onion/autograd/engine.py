@@ -9,7 +9,7 @@ from __future__ import annotations
 import heapq
 
 from ..core.tls import tls
-from .graph import AccumulateGrad, gradient_edge
+from .graph import AccumulateGrad, accumulate_grad, gradient_edge
 
 
 def _add(a, b):
@@ -64,35 +64,32 @@ def run_backward(outputs, grad_outputs, retain_graph: bool, create_graph: bool, 
 
     # dependency counts over the reachable graph
     deps = {}
-    nodes = {}
+    parents = {} if inputs is not None else None
     stack = [n for n, _ in roots]
     seen = set()
-    while stack:
+    while stack:                      # iterative: graphs can be deeper than Python's recursion limit
         n = stack.pop()
         if id(n) in seen:
             continue
         seen.add(id(n))
-        nodes[id(n)] = n
         for nxt, _ in n.next_functions:
             if nxt is not None:
                 deps[id(nxt)] = deps.get(id(nxt), 0) + 1
                 stack.append(nxt)
+                if parents is not None:
+                    parents.setdefault(id(nxt), []).append(id(n))
 
     needed = None
     if inputs is not None:
-        # only run nodes from which a capture point is reachable
-        cap_nodes = {key[0] for key in capture}
-        memo = {}
-
-        def reaches(n):
-            k = id(n)
-            if k in memo:
-                return memo[k]
-            memo[k] = False
-            r = k in cap_nodes or any(reaches(m) for m, _ in n.next_functions if m is not None)
-            memo[k] = r
-            return r
-        needed = {k for k, n in nodes.items() if reaches(n)}
+        # only run nodes from which a capture point is reachable: walk the edges backwards from them
+        needed = set()
+        stack = [key[0] for key in capture if key[0] in seen]
+        while stack:
+            k = stack.pop()
+            if k in needed:
+                continue
+            needed.add(k)
+            stack.extend(parents.get(k, ()))
 
     buffers = {}
     for (node, nr), g in zip(roots, grads):
@@ -138,7 +135,7 @@ def run_backward(outputs, grad_outputs, retain_graph: bool, create_graph: bool, 
                 if nxt is None:
                     continue
                 if g is not None and in_meta is not None and in_meta[k] is not None:
-                    g = _validate(g, in_meta[k])
+                    g = _validate(g, in_meta[k], node, k)
                 if g is not None:
                     b = buffers.setdefault(id(nxt), [None] * _num_inputs(nxt))
                     b[nr] = _add(b[nr], g)
@@ -152,21 +149,40 @@ def run_backward(outputs, grad_outputs, retain_graph: bool, create_graph: bool, 
     if inputs is not None and not accumulate:
         for k, r in enumerate(results):
             if r is None and not allow_unused:
-                raise RuntimeError("One of the differentiated Tensors appears to not have been used in the graph. "
-                                   "Set allow_unused=True if this is the desired behavior.")
+                raise RuntimeError(f"The differentiated Tensor at index {k} appears to not have been used in the "
+                                   f"graph. Set allow_unused=True if this is the desired behavior.")
+    if inputs is not None and accumulate:
+        # backward(inputs=[non-leaf]) fills that tensor's .grad (leaves got theirs from AccumulateGrad)
+        for t, r in zip(inputs, results):
+            if r is not None and t._impl.grad_fn is not None:
+                accumulate_grad(t._impl, r, create_graph)
     return results
 
 
-def _validate(g, meta):
+def _validate(g, meta, node, index):
     """Shape and dtype of a gradient made to match its input (PyTorch's validate_outputs)."""
     sizes, dtype, device = meta
-    if tuple(g._impl._array.shape) != sizes:
+    shape = tuple(g._impl._array.shape)
+    if shape != sizes:
+        if not _expandable(sizes, shape):
+            raise RuntimeError(f"Function {node.name()} returned an invalid gradient at index {index} - got "
+                               f"{list(shape)} but expected shape compatible with {list(sizes)}")
         from .formulas import sum_to
         g = sum_to(g, sizes)
     if g._impl.dtype is not dtype:
         from ..aten.at import at
         g = at._to_copy(g, dtype, None, None, None, False, None)
     return g
+
+
+def _expandable(shape, desired) -> bool:
+    """Whether ``shape`` broadcasts to ``desired`` (so a gradient of ``desired`` sums back to it)."""
+    if len(shape) > len(desired):
+        return False
+    for s, d in zip(reversed(shape), reversed(desired)):
+        if s != d and s != 1:
+            return False
+    return True
 
 
 def _num_inputs(node) -> int:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from ..aten.at import at
 from ..aten.tensor_new import scalar_to_tensor
+from ..core.tls import tls as _tls
 from .function import Function as _Function
 
 
@@ -29,8 +30,33 @@ def _mask(cond, like):
     return at._to_copy(cond, like.dtype, None, None, None, False, None)
 
 
+class _LocallyConstant(_Function):
+    """``value``, computed from ``source`` by a piecewise-constant map (a sign, a mask): zero gradient.
+
+    It keeps ``value`` in the graph of ``source``, so that a first derivative
+    built from it requires grad and its derivative is zeros, as PyTorch's
+    ``sgn`` and ``threshold_backward`` give, rather than no graph at all.
+    """
+
+    @staticmethod
+    def forward(ctx, value, source):
+        ctx.meta = (list(source.shape), source.dtype, source.device)
+        return value.clone()
+
+    @staticmethod
+    def backward(ctx, g):
+        shape, dtype, device = ctx.meta
+        return None, at.zeros(shape, dtype, None, device, None)
+
+
+def _locally_constant(value, source):
+    if _tls.grad_enabled and source._impl.requires_grad:
+        return _LocallyConstant.apply(value, source)
+    return value
+
+
 def sgn(t):
-    return _mask(t > 0, t) - _mask(t < 0, t)
+    return _locally_constant(_mask(t > 0, t) - _mask(t < 0, t), t)
 
 
 def where(cond, a, b):
@@ -42,7 +68,10 @@ def where(cond, a, b):
 
 
 def threshold_backward(grad, result):
-    return where(result > 0, grad, 0)
+    out = where(result > 0, grad, 0)
+    if _tls.grad_enabled and result._impl.requires_grad:     # create_graph: keep result in the graph
+        out = out + _LocallyConstant.apply(zeros_like(grad), result)
+    return out
 
 
 def div_self_backward(grad, other, rounding_mode=None):
@@ -54,7 +83,7 @@ def div_self_backward(grad, other, rounding_mode=None):
 def div_other_backward(grad, self, other, rounding_mode=None):
     if rounding_mode is not None:
         return zeros_like(grad)
-    return -grad * self / (other * other)
+    return -grad * ((self / other) / other)
 
 
 def pow_backward(grad, self, exponent):
@@ -64,7 +93,8 @@ def pow_backward(grad, self, exponent):
 
 
 def pow_backward_self(grad, self, exponent):
-    return where(exponent == 0, 0.0, grad * exponent * self ** (exponent - 1))
+    zero = exponent == 0       # masked before multiplying: 0 * 0 ** -1 would be nan
+    return where(zero, 0.0, grad * exponent * self ** (where(zero, 1.0, exponent) - 1))
 
 
 def pow_backward_exponent(grad, self, exponent, result):
@@ -73,7 +103,8 @@ def pow_backward_exponent(grad, self, exponent, result):
         if self == 0:
             return where(exponent >= 0, 0.0, grad * result * float("-inf"))
         return grad * result * math.log(self)
-    return where(_and(self == 0, exponent >= 0), 0.0, grad * result * self.log())
+    zero = _and(self == 0, exponent >= 0)          # d(0 ** e)/de = 0 for e >= 0, as in PyTorch
+    return where(zero, 0.0, grad * result * where(zero, 1.0, self).log())
 
 
 def _and(a, b):
@@ -220,8 +251,29 @@ def _storage_indices(sizes, strides, offset):
     return idx.reshape(-1)
 
 
-def _overlaps(idx) -> bool:
+def _extent(sizes, strides, offset) -> int:
+    """One past the largest storage index a geometry touches (its offset when empty)."""
+    if any(n == 0 for n in sizes):
+        return offset
+    return offset + 1 + sum((n - 1) * st for n, st in zip(sizes, strides))
+
+
+def _may_overlap(sizes, strides) -> bool:
+    """False when no two elements share a location; True may be a false alarm (checked exactly after)."""
+    dims = sorted((st, n) for n, st in zip(sizes, strides) if n > 1)
+    reach = 0
+    for st, n in dims:
+        if st <= reach:
+            return True
+        reach += (n - 1) * st
+    return False
+
+
+def _overlaps(sizes, strides, offset) -> bool:
     import numpy as np
+    if not _may_overlap(sizes, strides):
+        return False
+    idx = _storage_indices(sizes, strides, offset)
     return idx.size != np.unique(idx).size
 
 
@@ -233,18 +285,16 @@ def as_strided_backward(grad, sizes, strides, offset, size, stride, storage_offs
     """
     size, stride = list(size), list(stride)
     out_off = offset if storage_offset is None else storage_offset
-    in_idx = _storage_indices(sizes, strides, offset)
-    out_idx = _storage_indices(size, stride, out_off)
-    n = 1 + max([offset, out_off] + ([int(in_idx.max())] if in_idx.size else [])
-                + ([int(out_idx.max())] if out_idx.size else []))
-    if grad._impl.device.type != "meta" and _overlaps(out_idx):
+    n = max(_extent(sizes, strides, offset), _extent(size, stride, out_off), 1)
+    on_meta = grad._impl.device.type == "meta"
+    if not on_meta and _overlaps(size, stride, out_off):
         flat = _ScatterAddStrided.apply(grad, n, size, stride, out_off)
     else:
         flat = at.zeros([n], grad.dtype, None, grad.device, None)
         at.copy_(at.as_strided(flat, size, stride, out_off), grad, False)
-    if in_idx.size and grad._impl.device.type != "meta" and _overlaps(in_idx):
+    if not on_meta and _overlaps(sizes, strides, offset):
         import numpy as np
-        counts = np.bincount(in_idx, minlength=n).astype(grad._impl.dtype.np)
+        counts = np.bincount(_storage_indices(sizes, strides, offset), minlength=n).astype(grad._impl.dtype.np)
         counts[counts == 0] = 1
         from ..aten.tensor_new import wrap
         from ..backends import backend_for

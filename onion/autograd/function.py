@@ -9,6 +9,7 @@ from __future__ import annotations
 from ..core.tensor import Tensor
 from ..core.tls import tls
 from .graph import Node, SavedVariable, detach, gradient_edge, set_history
+from .kernel_support import meta, rebase_history
 
 
 class FunctionCtx:
@@ -45,20 +46,23 @@ class BackwardCFunction(Node, FunctionCtx):
         grads = list(grads)
         if self.materialize_grads:
             for i, g in enumerate(grads):
-                if g is None:
-                    shape, dtype, device = self._output_meta[i]
-                    grads[i] = at.zeros(shape, dtype, None, device, None)
+                out_meta = self._output_meta[i]
+                if g is None and out_meta is not None:     # None for a non-tensor output
+                    shape, dtype, device = out_meta
+                    grads[i] = at.zeros(list(shape), dtype, None, device, None)
         out = self._cls.backward(self, *grads)
         if not isinstance(out, tuple):
             out = (out,)
         n = len(self.next_functions)
-        if len(out) < n:
+        if len(out) > n and all(g is None for g in out[n:]):
+            out = out[:n]            # extra gradients are fine as long as they are all None
+        if len(out) != n:
             raise RuntimeError(f"function {self.name()} returned an incorrect number of gradients "
                                f"(expected {n}, got {len(out)})")
-        out = tuple(out[:n])
-        for (nxt, _), g in zip(self.next_functions, out):
-            if nxt is None:
-                continue
+        for i, g in enumerate(out):
+            if g is not None and not self._tensor_input[i]:
+                raise RuntimeError(f"function {self.name()} returned a gradient different than None at position "
+                                   f"{i + 1}, but the corresponding forward input was not a Variable")
         return tuple(g if nxt is not None else None for (nxt, _), g in zip(self.next_functions, out))
 
     def release_variables(self):
@@ -103,8 +107,12 @@ class Function(metaclass=FunctionMeta):
         if not record:
             return out
         node.next_functions = tuple(gradient_edge(a) if isinstance(a, Tensor) else (None, 0) for a in args)
+        node._tensor_input = tuple(isinstance(a, Tensor) for a in args)
+        node._in_meta = tuple(meta(a) if isinstance(a, Tensor) else None for a in args)
         non_diff = {id(t._impl) for t in getattr(node, "_non_differentiable", ())}
         dirty = {id(t._impl) for t in getattr(node, "_dirty", ())}
+        for t in getattr(node, "_dirty", ()):
+            t._impl.bump_version()         # as PyTorch's mark_dirty, even when forward wrote through .data
         input_impls = {id(a._impl) for a in tensor_args}
         results = []
         node._output_meta = []
@@ -114,11 +122,36 @@ class Function(metaclass=FunctionMeta):
                 results.append(o)
                 node._output_meta.append(None)
                 continue
-            if id(o._impl) in input_impls and id(o._impl) not in dirty:
-                o = detach(o)          # returning an input as-is gives a new view, as in PyTorch
-            node._output_meta.append((tuple(o._impl._array.shape), o._impl.dtype, o._impl.device))
-            if id(o._impl) not in non_diff and (o._impl.dtype.is_floating_point or o._impl.dtype.is_complex):
+            impl = o._impl
+            node._output_meta.append((tuple(impl._array.shape), impl.dtype, impl.device))
+            differentiable = id(impl) not in non_diff and (impl.dtype.is_floating_point or impl.dtype.is_complex)
+            if id(impl) in dirty:
+                if differentiable:
+                    if impl.grad_fn is None and impl.requires_grad:
+                        raise RuntimeError("a leaf Variable that requires grad has been used in an in-place "
+                                           "operation.")
+                    if impl._base is not None and len(outs) > 1:
+                        raise RuntimeError("If your Function modifies inplace an input that is a view of another "
+                                           "Tensor, your Function cannot return more than one Tensor. This is not "
+                                           "supported by the current autograd engine. You should either make sure "
+                                           "the input is not a view (using .clone() for example) or make your "
+                                           "Function only return one Tensor (potentially splitting it into two "
+                                           "Functions: one doing the inplace that returns a single Tensor and a "
+                                           "second one that does the other operations). You can ask on the forum "
+                                           "https://discuss.pytorch.org/ if you need help to do this change.")
+                    impl.grad = None
+                    if impl._base is not None:
+                        rebase_history(o, node)
+                    else:
+                        set_history(o, node, i)
+            elif id(impl) in input_impls:
+                o = detach(o)            # an input returned as-is: a new alias, as in PyTorch
+                if differentiable:
+                    set_history(o, node, i)
+            elif differentiable:
                 set_history(o, node, i)
+            elif impl.requires_grad and impl.grad_fn is None:
+                impl.requires_grad = False
             results.append(o)
         to_save = getattr(node, "_to_save", ())
         out_ids = {id(r._impl): k for k, r in enumerate(results) if isinstance(r, Tensor)}

@@ -76,7 +76,12 @@ class set_grad_enabled(_DecoratorContextManager):
         self.mode = bool(mode)
         tls.grad_enabled = self.mode
 
+    def __call__(self, fn):
+        tls.grad_enabled = self.prev     # used as a decorator: the mode applies inside calls only
+        return super().__call__(fn)
+
     def __enter__(self):
+        tls.grad_enabled = self.mode
         return None
 
     def __exit__(self, *exc):
@@ -108,6 +113,7 @@ class inference_mode(_DecoratorContextManager):
         else:
             tls.include = tls.include | INFERENCE_REMOVE_INCLUDE
             tls.set_exclude(tls.exclude & ~INFERENCE_EXCLUDE)
+            tls.grad_enabled = True          # as c10::InferenceMode(false): grad mode on
             tls.inference_mode = False
 
     def __exit__(self, *exc):

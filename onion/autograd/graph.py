@@ -3,6 +3,8 @@
 An edge is ``(node, input_nr)``: where a gradient goes next.  A tensor that
 requires grad is either a leaf (gradients accumulate into ``.grad`` through
 its ``AccumulateGrad``) or the ``output_nr``-th output of its ``grad_fn``.
+A view with history becomes a ``DifferentiableViewImpl``, whose ``grad_fn``
+is rebuilt from its base after the base is modified in place.
 """
 from __future__ import annotations
 
@@ -70,7 +72,7 @@ class Node:
         return _RemovableHandle(hooks, fn)
 
     def __repr__(self):
-        return f"<{self.name()} object at {hex(id(self))}>"
+        return f"<{self.name().rsplit('::', 1)[-1]} object at {hex(id(self))}>"
 
 
 class _RemovableHandle:
@@ -96,37 +98,76 @@ class AccumulateGrad(Node):
     def apply(self, grads):
         from ..core.tls import tls
         (grad,) = grads
-        impl = self.variable._impl
-        if grad is None:
-            return ()
-        if impl.grad is None:
-            impl.grad = grad if tls.grad_enabled else _detached(grad, copy=True)
-        elif tls.grad_enabled:
-            impl.grad = impl.grad + grad
-        else:
-            from ..aten.at import at
-            at.add__Tensor(impl.grad, grad, 1)
+        if grad is not None:
+            accumulate_grad(self.variable._impl, grad, tls.grad_enabled)
         return ()
 
 
-def _detached(t, copy=False):
-    impl = t._impl
-    if copy:
-        from ..aten.at import at
-        from .grad_mode import no_grad
+def accumulate_grad(impl, grad, create_graph: bool) -> None:
+    """``impl.grad += grad``: a new differentiable sum under create_graph, else in place.
+
+    A first gradient is copied into the variable's own layout (PyTorch's
+    gradient layout contract), so ``.grad`` never aliases a buffer of the
+    backward pass (an expanded ones tensor, another node's output).
+    """
+    from ..aten.at import at
+    from .grad_mode import no_grad, enable_grad
+    if impl.grad is None:
+        with enable_grad() if create_graph else no_grad():
+            impl.grad = _clone_obey_contract(grad, impl)
+    elif create_graph:
+        with enable_grad():
+            impl.grad = impl.grad + grad
+    else:
         with no_grad():
-            return at.clone(t, None)
-    return detach(t)
+            at.add__Tensor(impl.grad, grad, 1)
+
+
+def _clone_obey_contract(grad, var):
+    """A copy of ``grad`` with ``var``'s strides when ``var`` is dense, else contiguous (as PyTorch)."""
+    from ..aten.at import at
+    sizes = tuple(var._array.shape)
+    strides = var.strides
+    if not _non_overlapping_and_dense(sizes, strides):
+        strides = _contiguous_strides(sizes)
+    if _same_layout(sizes, grad._impl.strides, strides):
+        return at.clone(grad, None)                      # preserve_format keeps a dense layout
+    if _same_layout(sizes, strides, _contiguous_strides(sizes)):
+        return at.clone(grad, "contiguous_format")
+    out = at.empty_strided(list(sizes), list(strides), grad._impl.dtype, None, grad._impl.device, None)
+    at.copy_(out, grad, False)
+    return out
+
+
+def _same_layout(sizes, a, b) -> bool:
+    return all(x == y for n, x, y in zip(sizes, a, b) if n != 1)
+
+
+def _contiguous_strides(sizes):
+    out, acc = [], 1
+    for n in reversed(sizes):
+        out.append(acc)
+        acc *= max(n, 1)
+    return tuple(reversed(out))
+
+
+def _non_overlapping_and_dense(sizes, strides) -> bool:
+    dims = sorted((st, n) for n, st in zip(sizes, strides) if n != 1)
+    expected = 1
+    for st, n in dims:
+        if st != expected:
+            return False
+        expected *= n
+    return True
 
 
 def detach(t):
-    """A new tensor sharing storage and version counter, outside the graph."""
+    """A new tensor sharing storage and version counter, outside the graph (not a view, as in PyTorch)."""
     impl = t._impl
     d = TensorImpl(impl._array, impl.dtype, impl.device, impl.keyset)
     d._vc = impl.version_counter()
     if impl._storage is not None:
         d._storage, d._offset = impl._storage, impl._offset
-    d._base = impl._base
     if impl._strides is not None:
         d._strides = impl._strides
     if impl._inference:
@@ -160,9 +201,76 @@ def gradient_edge(t):
 
 def set_history(t, node, output_nr: int = 0) -> None:
     impl = t._impl
+    if impl._base is not None and type(impl) is TensorImpl:
+        impl.__class__ = DifferentiableViewImpl
     impl.grad_fn = node
     impl.requires_grad = True
     impl.output_nr = output_nr
+    if impl._retains_grad and "_retain_hook" in impl.__dict__:
+        _move_retain_hook(impl)
+
+
+def retain_grad(t) -> None:
+    """``Tensor.retain_grad``: keep the gradient of a non-leaf in ``.grad``.
+
+    The hook follows the tensor: after an in-place op gives it a new
+    grad_fn, the gradient retained is that of the new value, as in PyTorch.
+    It holds the tensor weakly, so the graph does not keep it alive.
+    """
+    impl = t._impl
+    if not impl.requires_grad:
+        raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
+    if impl.grad_fn is None or impl._retains_grad:
+        return
+    impl._retains_grad = True
+    _move_retain_hook(impl)
+
+
+def _move_retain_hook(impl) -> None:
+    old = impl.__dict__.get("_retain_hook")
+    if old is not None:
+        old.remove()
+    ref = weakref.ref(impl)
+
+    def keep(grad):
+        target = ref()
+        if target is not None:
+            from ..core.tls import tls
+            accumulate_grad(target, grad, tls.grad_enabled)
+    fn = impl.__dict__.get("_grad_fn") if isinstance(impl, DifferentiableViewImpl) else impl.grad_fn
+    impl._retain_hook = fn._add_tensor_pre_hook(impl.output_nr, keep)
+
+
+class DifferentiableViewImpl(TensorImpl):
+    """A view with autograd history (PyTorch's DifferentiableViewMeta).
+
+    Its ``grad_fn`` is remembered with the version counter's value; after an
+    in-place change made through the base or through another view, the stale
+    node is replaced on the next read by an ``AsStridedBackward0`` of the
+    base's current history, so gradients see the modification.
+    """
+
+    @property
+    def grad_fn(self):
+        d = self.__dict__
+        fn = d.get("_grad_fn")
+        if d.get("_view_version") != self.version:
+            base = self._base
+            if base.requires_grad:
+                from .kernel_support import regenerate_view_node
+                fn = regenerate_view_node(base, self)
+                self.output_nr = 0
+            d["_grad_fn"] = fn
+            d["_view_version"] = self.version
+            if "_retain_hook" in d and fn is not None:
+                _move_retain_hook(self)
+        return fn
+
+    @grad_fn.setter
+    def grad_fn(self, fn):
+        d = self.__dict__
+        d["_grad_fn"] = fn
+        d["_view_version"] = self.version
 
 
 def _type_desc(impl) -> str:
@@ -177,32 +285,25 @@ class SavedVariable:
     """A tensor saved for backward, with the version it had when saved.
 
     Saved outputs keep only a detached alias (no reference to their own
-    grad_fn, so no cycle); unpacking re-attaches the node.
+    grad_fn, so no cycle); unpacking re-attaches the node.  Saved inputs keep
+    the tensor itself, so an error names the node it is an output of now.
     """
 
-    __slots__ = ("data", "version", "vc", "is_output", "output_nr", "grad_fn_name", "was_leaf", "released",
-                 "requires_grad", "leaf_ref")
+    __slots__ = ("data", "version", "vc", "is_output", "output_nr", "released")
 
     def __init__(self, tensor, is_output: bool):
         impl = tensor._impl
         if impl._inference and not _inference_now():
-            raise RuntimeError("Inference tensors cannot be saved for backward. To work around you can make a "
-                               "clone to get a normal tensor and use it in autograd.")
+            raise RuntimeError("Inference tensors cannot be saved for backward. Please do not use Tensors created "
+                               "in inference mode in computation tracked by autograd. To work around this, you can "
+                               "make a clone to get a normal tensor and use it in autograd, or use `torch.no_grad()` "
+                               "instead of `torch.inference_mode()`.")
         self.vc = impl.version_counter()
         self.version = self.vc[0]
         self.is_output = is_output
         self.output_nr = impl.output_nr
         self.released = False
-        self.requires_grad = impl.requires_grad
-        self.grad_fn_name = None
-        if is_output:
-            self.data = detach(tensor)
-            self.was_leaf = False
-        else:
-            self.data = tensor
-            fn = impl.grad_fn
-            self.was_leaf = fn is None
-            self.grad_fn_name = fn.name() if fn is not None else None
+        self.data = detach(tensor) if is_output else tensor
 
     def release(self) -> None:
         self.released = True
@@ -212,23 +313,31 @@ class SavedVariable:
         if self.released:
             raise RuntimeError(ERR_BACKWARD_TWICE)
         if self.vc[0] != self.version:
-            impl = self.data._impl
-            if self.is_output:
-                where = f", which is output {self.output_nr} of {node.name() if node is not None else '?'},"
-            elif self.grad_fn_name is not None:
-                where = f", which is output {self.output_nr} of {self.grad_fn_name},"
-            else:
-                where = ""
-            raise RuntimeError(
-                f"one of the variables needed for gradient computation has been modified by an inplace operation: "
-                f"[{_type_desc(impl)}]{where} is at version {self.vc[0]}; expected version {self.version} instead. "
-                f"Hint: enable anomaly detection to find the operation that failed to compute its gradient, with "
-                f"torch.autograd.set_detect_anomaly(True).")
+            raise RuntimeError(self._modified_message(node))
         if self.is_output and node is not None:
             t = detach(self.data)
             set_history(t, node, self.output_nr)
             return t
         return self.data
+
+    def _modified_message(self, node) -> str:
+        """PyTorch's text: the tensor, the node it is an output of (for a saved output: the saving node)."""
+        impl = self.data._impl
+        if self.is_output:
+            fn, nr = node, self.output_nr
+        else:
+            fn, nr = impl.grad_fn, impl.output_nr
+        where = f", which is output {nr} of {_short_name(fn)}," if fn is not None else ""
+        return (f"one of the variables needed for gradient computation has been modified by an inplace operation: "
+                f"[{_type_desc(impl)}]{where} is at version {self.vc[0]}; expected version {self.version} "
+                f"instead. Hint: enable anomaly detection to find the operation that failed to compute its "
+                f"gradient, with torch.autograd.set_detect_anomaly(True, check_nan=False).")
+
+
+def _short_name(fn) -> str:
+    """A node's name as PyTorch's saved-variable error prints it: ``MulBackward0`` -> ``Mul``."""
+    import re
+    return re.sub(r"Backward\d*$", "", fn.name())
 
 
 def _inference_now() -> bool:

@@ -3,8 +3,8 @@ from __future__ import annotations
 
 from ..core.dispatch_key import AUTOGRAD_MASK  # noqa: F401  (re-exported for generated code)
 from ..core.tls import tls
-from .graph import (Node, NotImplementedBackward, SavedVariable, detach, gradient_edge,  # noqa: F401
-                    set_history)
+from .graph import (Node, NotImplementedBackward, SavedVariable, _contiguous_strides, _same_layout,  # noqa: F401
+                    detach, gradient_edge, set_history)
 
 edge = gradient_edge
 
@@ -23,26 +23,35 @@ def differentiable(t) -> bool:
 
 
 def clone_for_save(t):
-    """In-place ops that need their input's old value save a copy of it."""
+    """In-place ops that need their input's old value save a copy of it.
+
+    The copy is recorded (CloneBackward0) so that a gradient computed with
+    ``create_graph=True`` still depends on the old value, as in PyTorch.
+    """
     from ..aten.at import at
-    prev = tls.exclude
-    tls.set_exclude(prev | AUTOGRAD_MASK)
-    try:
-        return at.clone(t, None)
-    finally:
-        tls.set_exclude(prev)
+    return at.clone(t, None)
+
+
+ERR_NO_GRAD_VIEW = ("A view was created in no_grad mode and is being modified inplace with grad mode enabled. Given "
+                    "that this use case is ambiguous and error-prone, it is forbidden. You can clarify your code by "
+                    "moving both the view and the inplace either both inside the no_grad block (if you don't want "
+                    "the inplace to be tracked) or both outside (if you want the inplace to be tracked).")
 
 
 def check_inplace(t) -> None:
+    """PyTorch's check_inplace: no in-place on a leaf that requires grad, on a view of one, or on a no_grad view."""
+    if not tls.grad_enabled:
+        return
     impl = t._impl
-    if impl.grad_fn is None and impl.requires_grad and tls.grad_enabled:
-        if impl._base is not None and impl._base.requires_grad:
+    base = impl._base
+    if base is not None and base.requires_grad:
+        if impl.grad_fn is None:
+            raise RuntimeError(ERR_NO_GRAD_VIEW)
+        if base.grad_fn is None:
             raise RuntimeError("a view of a leaf Variable that requires grad is being used in an in-place "
                                "operation.")
+    if impl.grad_fn is None and impl.requires_grad:
         raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
-    base = impl._base
-    if base is not None and base.grad_fn is None and base.requires_grad and tls.grad_enabled:
-        raise RuntimeError("a view of a leaf Variable that requires grad is being used in an in-place operation.")
 
 
 def rebase_history(t, node) -> None:
@@ -59,6 +68,15 @@ def rebase_history(t, node) -> None:
     view_node = ViewOfBase(base_t, t)
     view_node.next_functions = ((copy_slices, 0),)
     set_history(t, view_node)
+
+
+def regenerate_view_node(base_impl, view_impl):
+    """The node of a view whose base changed in place since its history was recorded."""
+    from ..core.tensor import make_tensor
+    base_t, view_t = make_tensor(base_impl), make_tensor(view_impl)
+    node = ViewOfBase(base_t, view_t)
+    node.next_functions = (gradient_edge(base_t),)
+    return node
 
 
 def _geometry(impl):
@@ -84,14 +102,17 @@ class CopySlices(Node):
         (grad,) = grads
         sizes, strides, offset = self.base_geom
         vs, vst, voff = self.view_geom
-        result = at.empty_strided(list(sizes), list(strides), grad.dtype, None, grad.device, None)
-        at.copy_(result, grad, False)
+        if _same_layout(sizes, strides, _contiguous_strides(sizes)):
+            result = at.clone(grad, "contiguous_format")
+        else:
+            result = at.empty_strided(list(sizes), list(strides), grad.dtype, None, grad.device, None)
+            at.copy_(result, grad, False)
         grad_slice = at.as_strided(result, list(vs), list(vst), voff - offset)
         res = self.fn.apply((at.clone(grad_slice, None),))
         if res[0] is not None:
             at.copy_(grad_slice, res[0], False)
         else:
-            at.fill_Scalar(grad_slice, 0)
+            at.fill__Scalar(grad_slice, 0)
         return (result,) + tuple(res[1:])
 
     def release_variables(self):
@@ -99,7 +120,7 @@ class CopySlices(Node):
 
 
 class ViewOfBase(Node):
-    """A modified view's node: its gradient is the base's, restricted to the view."""
+    """A modified view's node: its gradient is the base's, restricted to the view (as_strided's backward)."""
 
     _name = "AsStridedBackward0"
 
@@ -110,17 +131,10 @@ class ViewOfBase(Node):
         self._in_meta = (meta(base),)
 
     def apply(self, grads):
-        from ..aten.at import at
+        from .formulas import as_strided_backward
         (grad,) = grads
+        if grad is None:
+            return (None,)
         sizes, strides, offset = self.base_geom
         vs, vst, voff = self.view_geom
-        out = at.zeros(list(sizes), grad.dtype, None, grad.device, None)
-        target = at.as_strided(out, list(vs), list(vst), voff - offset) if tuple(strides) == tuple(
-            at.zeros(list(sizes), grad.dtype, None, grad.device, None).stride()) else None
-        if target is None:
-            full = at.empty_strided(list(sizes), list(strides), grad.dtype, None, grad.device, None)
-            at.fill_Scalar(full, 0)
-            at.copy_(at.as_strided(full, list(vs), list(vst), voff - offset), grad, False)
-            return (full,)
-        at.copy_(target, grad, False)
-        return (out,)
+        return (as_strided_backward(grad, sizes, strides, offset, vs, vst, voff),)

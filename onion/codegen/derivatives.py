@@ -17,6 +17,10 @@ from .model import CodegenError, Loc, _LineLoader
 
 META_ATTRS = {"shape": "tuple({}._impl._array.shape)", "dtype": "{}._impl.dtype", "device": "{}._impl.device",
               "stride": "{}._impl.strides", "storage_offset": "{}._impl.storage_offset()"}
+# nodes PyTorch writes by hand (copy_), or whose index counts PyTorch entries onion does not declare
+# (fill.Scalar, fill.Tensor come before fill_ there): operator -> (class name, name() or None)
+NODE_NAME_OVERRIDES = {"copy_": ("CopyBackwards", "torch::autograd::CopyBackwards"),
+                       "fill_.Scalar": ("FillBackward2", None), "fill_.Tensor": ("FillBackward3", None)}
 FIELDS = {"name", "result", "output_differentiability", "dispatch", "auto_element_wise", "auto_linear"}
 
 
@@ -29,7 +33,8 @@ class Derivative:
     non_differentiable: tuple = ()
     output_differentiability: tuple | None = None
     not_implemented: str | None = None
-    node_name: str = ""
+    node_name: str = ""             # the generated class
+    display_name: str | None = None  # what name() returns, when not the class name
 
 
 def _camel(name: str) -> str:
@@ -97,8 +102,11 @@ def load_derivatives(path: str, native_by_name: dict) -> dict:
             d.formulas.append((inputs, text))
         base = schema.name.rstrip("_") if not schema.name.startswith("__") else schema.name
         idx = counts.get(base, 0)
-        counts[base] = idx + 1
+        if d.output_differentiability is None or any(d.output_differentiability):
+            counts[base] = idx + 1      # an entry that makes no node takes no index (eq_.Scalar is EqBackward0)
         d.node_name = f"{_camel(base)}Backward{idx}"
+        if name in NODE_NAME_OVERRIDES:
+            d.node_name, d.display_name = NODE_NAME_OVERRIDES[name]
         if name in out:
             raise CodegenError(f"{loc}: duplicate derivative for {name}")
         out[name] = d
@@ -178,6 +186,7 @@ def plan_node(d: Derivative) -> NodePlan:
 def gen_node_class(p: NodePlan) -> list:
     n = len(p.edges)
     L = [f"class {p.d.node_name}(_Node):", f"    _opname = {('aten::' + p.d.name)!r}",
+         f"    _name = {p.d.display_name!r}",
          "    def apply(self, grads):", "        grad = grads[0]", f"        _r = [None] * {n}",
          "        if all(g is None for g in grads):", "            return tuple(_r)",
          "        _nf = self.next_functions"]
@@ -225,6 +234,25 @@ def gen_nodes(derivs: dict) -> tuple:
     return "\n".join(L) + "\n", plans
 
 
+def _signature(args) -> tuple:
+    return tuple((a.name, str(a.type), a.kwarg_only) for a in args if not a.is_out)
+
+
+def _functional_plan(f, plans):
+    """The plan of the functional operator an in-place one mirrors: same base name and arguments (as torchgen).
+
+    Overload names do not line up: pow_.Scalar mirrors pow.Tensor_Scalar, not pow.Scalar.
+    """
+    base = f.func.name.rstrip("_")
+    want = _signature(f.func.arguments)
+    for name, p in plans.items():
+        if p is None or name.split(".")[0] != base:
+            continue
+        if _signature(p.d.schema.arguments) == want:
+            return p
+    return "missing"
+
+
 def _req(arg, name) -> str:
     if arg.type.optional:
         return f"({name} is not None and {name}._impl.requires_grad)"
@@ -253,13 +281,15 @@ def gen_autograd_kernel(w, f, plans, by_name) -> None:
     key = f.name
     p = plans.get(key, "missing")
     if p == "missing" and f.is_inplace:
-        functional = f.func.name.rstrip("_") + ("." + f.func.overload_name if f.func.overload_name else "")
-        p = plans.get(functional, "missing")
+        p = _functional_plan(f, plans)
     if p is None or not tensors:
         w.emit(f"def {fn}(ks, {call}):", "    ks = ks & _AFTER_AUTOGRAD", f"    return {plain}", "")
         w.register(f, K.Autograd, fn, f"{f.loc} (autograd, not differentiable)")
         return
     req = " or ".join(_req(a, n) for a, n in tensors)
+    if f.is_inplace:
+        # a view made under no_grad of a base with history: check_inplace must see it (PyTorch forbids it)
+        req += f" or ({names[0]}._impl._base is not None and {names[0]}._impl._base.requires_grad)"
     w.emit(f"def {fn}(ks, {call}):", "    ks = ks & _AFTER_AUTOGRAD",
            f"    if ({req}) and _tls.grad_enabled:", f"        return _rec_{f.ident}(ks, {call})",
            f"    return {plain}", "")

