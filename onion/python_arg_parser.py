@@ -17,7 +17,7 @@ from .dispatch.arguments import REQUIRED, python_default
 # torch lets Python numbers stand for Tensor arguments only for these functions
 ALLOW_NUMBERS_AS_TENSORS = frozenset({
     "add", "add_", "div", "div_", "mul", "mul_", "sub", "sub_", "true_divide", "true_divide_",
-    "to", "_to_copy", "copy_", "floor_divide", "floor_divide_", "rsub"})
+    "to", "_to_copy", "copy_", "floor_divide", "floor_divide_"})
 
 _TYPE_NAMES = {"Scalar": "Number", "SymInt": "int", "ScalarType": "dtype", "Device": "Device",
                "MemoryFormat": "memory_format", "Layout": "layout"}

@@ -44,6 +44,9 @@ def _index(self, key):
             step = 1 if k.step is None else _as_int(k.step)
             if step <= 0:
                 raise ValueError("step must be greater than zero")
+            if k.start is None and k.stop is None and step == 1:   # `:` is no view at all, as in PyTorch
+                dim += 1
+                continue
             out = at.slice_Tensor(out, dim, None if k.start is None else _as_int(k.start),
                                   None if k.stop is None else _as_int(k.stop), step)
             dim += 1
@@ -201,17 +204,8 @@ def _register_hook(self, hook):
 
 
 def _retain_grad(self):
-    impl = self._impl
-    if not impl.requires_grad:
-        raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
-    if impl.grad_fn is None or impl._retains_grad:
-        return
-    impl._retains_grad = True
-
-    def keep(grad, _impl=impl):
-        from .autograd.graph import detach
-        _impl.grad = detach(grad) if _impl.grad is None else _impl.grad + detach(grad)
-    impl.grad_fn._add_tensor_pre_hook(impl.output_nr, keep)
+    from .autograd.graph import retain_grad
+    retain_grad(self)
 
 
 def _detach(self):

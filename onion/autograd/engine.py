@@ -62,19 +62,19 @@ def run_backward(outputs, grad_outputs, retain_graph: bool, create_graph: bool, 
                 raise RuntimeError("One of the differentiated Tensors does not require grad")
             capture.setdefault((id(node), nr), []).append(k)
 
-    # dependency counts over the reachable graph
+    # dependency counts over the reachable graph (nodes hash by identity)
     deps = {}
     parents = {} if inputs is not None else None
     stack = [n for n, _ in roots]
     seen = set()
     while stack:                      # iterative: graphs can be deeper than Python's recursion limit
         n = stack.pop()
-        if id(n) in seen:
+        if n in seen:
             continue
-        seen.add(id(n))
+        seen.add(n)
         for nxt, _ in n.next_functions:
             if nxt is not None:
-                deps[id(nxt)] = deps.get(id(nxt), 0) + 1
+                deps[nxt] = deps.get(nxt, 0) + 1
                 stack.append(nxt)
                 if parents is not None:
                     parents.setdefault(id(nxt), []).append(id(n))
@@ -83,7 +83,8 @@ def run_backward(outputs, grad_outputs, retain_graph: bool, create_graph: bool, 
     if inputs is not None:
         # only run nodes from which a capture point is reachable: walk the edges backwards from them
         needed = set()
-        stack = [key[0] for key in capture if key[0] in seen]
+        seen_ids = {id(n) for n in seen}
+        stack = [key[0] for key in capture if key[0] in seen_ids]
         while stack:
             k = stack.pop()
             if k in needed:
@@ -93,33 +94,39 @@ def run_backward(outputs, grad_outputs, retain_graph: bool, create_graph: bool, 
 
     buffers = {}
     for (node, nr), g in zip(roots, grads):
-        buf = buffers.setdefault(id(node), [None] * _num_inputs(node))
+        buf = buffers.get(node)
+        if buf is None:
+            buf = buffers[node] = [None] * _num_inputs(node)
         buf[nr] = _add(buf[nr], g)
     results = [None] * (len(inputs) if inputs is not None else 0)
     ready = []
     counter = 0
-    for node, _ in roots:
-        if deps.get(id(node), 0) == 0 and id(node) in buffers:
+    for node in buffers:       # each root once; a node is queued when its last dependent has run
+        if deps.get(node, 0) == 0:
             heapq.heappush(ready, (-node._sequence_nr, counter, node))
             counter += 1
-            buffers[id(node)] = buffers[id(node)]
-    queued = {id(n) for _, _, n in ready}
+    push, pop = heapq.heappush, heapq.heappop
 
     prev_grad = tls.grad_enabled
     tls.grad_enabled = create_graph
+    plain = inputs is None
     try:
         while ready:
-            _, _, node = heapq.heappop(ready)
-            buf = buffers.pop(id(node), None) or [None] * _num_inputs(node)
-            buf = _run_pre_hooks(node, buf)
-            if capture:
-                for nr, g in enumerate(buf):
-                    for k in capture.get((id(node), nr), ()):
-                        results[k] = g
-            run = (needed is None or id(node) in needed) and not (isinstance(node, AccumulateGrad) and not accumulate)
-            if inputs is not None and accumulate and isinstance(node, AccumulateGrad):
-                run = (id(node), 0) in capture
-            if run and any(g is not None for g in buf):
+            node = pop(ready)[2]
+            buf = buffers.pop(node, None) or [None] * node._num_outputs
+            if node._pre_hooks or node._node_pre_hooks or (node._is_accumulate and node.variable._impl._hooks):
+                buf = _run_pre_hooks(node, buf)
+            if plain:
+                run = True
+            else:
+                if capture:
+                    for nr, g in enumerate(buf):
+                        for k in capture.get((id(node), nr), ()):
+                            results[k] = g
+                run = id(node) in needed and not (node._is_accumulate and not accumulate)
+                if accumulate and node._is_accumulate:
+                    run = (id(node), 0) in capture
+            if run and (buf[0] is not None or any(g is not None for g in buf)):
                 outs = node.apply(tuple(buf))
                 if node._hooks:
                     for h in node._hooks:
@@ -130,19 +137,25 @@ def run_backward(outputs, grad_outputs, retain_graph: bool, create_graph: bool, 
                     node.release_variables()
             else:
                 outs = (None,) * len(node.next_functions)
-            in_meta = getattr(node, "_in_meta", None)
-            for k, ((nxt, nr), g) in enumerate(zip(node.next_functions, outs)):
+            in_meta = node._in_meta
+            k = -1
+            for (nxt, nr), g in zip(node.next_functions, outs):
+                k += 1
                 if nxt is None:
                     continue
-                if g is not None and in_meta is not None and in_meta[k] is not None:
-                    g = _validate(g, in_meta[k], node, k)
                 if g is not None:
-                    b = buffers.setdefault(id(nxt), [None] * _num_inputs(nxt))
-                    b[nr] = _add(b[nr], g)
-                deps[id(nxt)] -= 1
-                if deps[id(nxt)] == 0 and id(nxt) not in queued:
-                    queued.add(id(nxt))
-                    heapq.heappush(ready, (-nxt._sequence_nr, counter, nxt))
+                    if in_meta is not None:
+                        m = in_meta[k]
+                        if m is not None and (g._impl.dtype is not m[1] or g._impl._array.shape != m[0]):
+                            g = _validate(g, m, node, k)
+                    b = buffers.get(nxt)
+                    if b is None:
+                        b = buffers[nxt] = [None] * nxt._num_outputs
+                    b[nr] = g if b[nr] is None else b[nr] + g
+                left = deps[nxt] - 1
+                deps[nxt] = left
+                if left == 0:
+                    push(ready, (-nxt._sequence_nr, counter, nxt))
                     counter += 1
     finally:
         tls.grad_enabled = prev_grad
@@ -186,7 +199,7 @@ def _expandable(shape, desired) -> bool:
 
 
 def _num_inputs(node) -> int:
-    return getattr(node, "_num_outputs", 1)
+    return node._num_outputs
 
 
 def _run_pre_hooks(node, buf):

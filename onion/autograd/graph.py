@@ -11,6 +11,10 @@ from __future__ import annotations
 import itertools
 import weakref
 
+from numpy import add as _np_add
+
+from ..core.tls import tls
+
 from ..core.tensor import make_tensor
 from ..core.tensor_impl import TensorImpl
 
@@ -28,14 +32,25 @@ class Node:
 
     _name = None
     next_functions: tuple = ()
+    _in_meta = None           # per next edge: (sizes, dtype, device) the gradient must have
+    _num_outputs = 1
+    _is_accumulate = False
+    _saved_names = None       # generated nodes list their SavedVariable attributes
+
+    _pre_hooks = None       # output_nr -> [fn(grad) -> grad|None]
+    _hooks = None           # [fn(grad_inputs, grad_outputs)]
+    _node_pre_hooks = None  # [fn(grad_outputs) -> grad_outputs|None]
+    _released = False
 
     def __init__(self):
         self._sequence_nr = next(_sequence)
-        self._pre_hooks = None       # output_nr -> [fn(grad) -> grad|None]
-        self._hooks = None           # [fn(grad_inputs, grad_outputs)]
-        self._node_pre_hooks = None  # [fn(grad_outputs) -> grad_outputs|None]
-        self.metadata = {}
-        self._released = False
+
+    @property
+    def metadata(self) -> dict:
+        d = self.__dict__.get("_metadata")
+        if d is None:
+            d = self._metadata = {}
+        return d
 
     def name(self) -> str:
         return self._name or type(self).__name__
@@ -48,6 +63,14 @@ class Node:
 
     def release_variables(self) -> None:
         self._released = True
+        names = self._saved_names
+        if names is not None:
+            d = self.__dict__
+            for n in names:
+                v = d.get(n)
+                if v is not None:
+                    v.release()
+            return
         for k, v in list(vars(self).items()):
             if isinstance(v, SavedVariable):
                 v.release()
@@ -89,6 +112,7 @@ class AccumulateGrad(Node):
     """The sink of a leaf: adds incoming gradients into ``variable.grad``."""
 
     _name = "torch::autograd::AccumulateGrad"
+    _is_accumulate = True
 
     def __init__(self, variable):
         super().__init__()
@@ -110,6 +134,15 @@ def accumulate_grad(impl, grad, create_graph: bool) -> None:
     gradient layout contract), so ``.grad`` never aliases a buffer of the
     backward pass (an expanded ones tensor, another node's output).
     """
+    g = impl.grad
+    if g is not None and not create_graph and not tls.mode_stack and impl.device.type == "cpu":
+        # the common case, done as the kernel would: grad += new (same dtype and shape, on CPU)
+        gi, ni = g._impl, grad._impl
+        if gi.dtype is ni.dtype and gi._array.shape == ni._array.shape and gi.device is ni.device \
+                and gi.dtype.category >= 2 and gi.dtype.name not in ("float16", "bfloat16"):
+            _np_add(gi._array, ni._array, out=gi._array)
+            gi.bump_version()
+            return
     from ..aten.at import at
     from .grad_mode import no_grad, enable_grad
     if impl.grad is None:

@@ -187,6 +187,7 @@ def gen_node_class(p: NodePlan) -> list:
     n = len(p.edges)
     L = [f"class {p.d.node_name}(_Node):", f"    _opname = {('aten::' + p.d.name)!r}",
          f"    _name = {p.d.display_name!r}",
+         f"    _saved_names = {tuple(sorted(['s_' + t for t in p.saved_tensors] + (['s_result'] if p.saved_result else [])))!r}",
          "    def apply(self, grads):", "        grad = grads[0]", f"        _r = [None] * {n}",
          "        if all(g is None for g in grads):", "            return tuple(_r)",
          "        _nf = self.next_functions"]

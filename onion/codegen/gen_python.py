@@ -89,13 +89,19 @@ def _intlist_candidate(fs):
     return None
 
 
-def _intlist_body(f, method: bool, indent="    "):
-    """Ints as varargs or one tuple/list; anything else takes the general path."""
+def _intlist_body(f, method: bool, indent="    ", single_int_elsewhere=False):
+    """Ints as varargs or one tuple/list; anything else takes the general path.
+
+    When a sibling overload takes a plain ``int`` there (``squeeze.dim``), a single int goes
+    to the general path so that overload is chosen, as PyTorch does."""
     args = f.func.arguments
     first = "self" if method else "args[0]"
     rest = "args" if method else "args[1:]"
     defaults = [render_default(a) for a in args[2:]]
-    lines = [f"{indent}if not kwargs and {'args' if method else 'len(args) > 1'}:"]
+    guard = "args" if method else "len(args) > 1"
+    if single_int_elsewhere:
+        guard += f" and not (len(args) == {1 if method else 2} and type(args[-1]) is int)"
+    lines = [f"{indent}if not kwargs and {guard}:"]
     if not method:
         lines.append(f"{indent}    self = args[0]")
     lines += [f"{indent}    sz = {rest}",
@@ -147,7 +153,10 @@ def _binding(var: str, name: str, fs, method: bool) -> list:
         lines.extend(_fast_body(fast, method, var))
     il = _intlist_candidate(fs)
     if il is not None:
-        lines.extend(_intlist_body(il, method))
+        single = any(len([a for a in g.func.arguments if not a.kwarg_only]) > 1 and
+                     [a for a in g.func.arguments if not a.kwarg_only][1].type.base == "int" and
+                     not [a for a in g.func.arguments if not a.kwarg_only][1].type.is_list for g in fs)
+        lines.extend(_intlist_body(il, method, single_int_elsewhere=single))
     lines.append(f"    return {var}.call(args, kwargs{', self' if method else ''})")
     return lines
 

@@ -157,7 +157,7 @@ class Tensor:
     def requires_grad_(self, requires_grad: bool = True) -> "Tensor":
         impl = self._impl
         if requires_grad and not (impl.dtype.is_floating_point or impl.dtype.is_complex):
-            raise RuntimeError("only Tensors of floating point and complex dtype can require gradients")
+            raise RuntimeError("only Tensors of floating point dtype can require gradients")
         if not requires_grad and impl.grad_fn is not None:
             raise RuntimeError(
                 "you can only change requires_grad flags of leaf variables. If you want to use a computed "

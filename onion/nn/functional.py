@@ -2,3 +2,10 @@
 from .._generated.functions import NN_FUNCTIONS as _NN
 
 globals().update(_NN)
+
+
+def relu(input, inplace: bool = False):
+    """``F.relu``: the ``relu`` operator (``relu_`` when ``inplace``)."""
+    from .. import _generated  # noqa: F401
+    from .._generated.functions import FUNCTIONS
+    return FUNCTIONS["relu_" if inplace else "relu"](input)
