@@ -131,6 +131,8 @@ class Tensor:
 
     @property
     def _version(self) -> int:
+        if self._impl._inference:
+            raise RuntimeError("Inference tensors do not track version counter.")
         return self._impl.version
 
     @property

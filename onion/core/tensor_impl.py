@@ -94,11 +94,23 @@ class TensorImpl:
         return 0 if vc is None else vc[0]
 
     def bump_version(self) -> None:
+        if self._inference:
+            self.check_writable()
+            return                  # inference tensors have no version counter
         vc = self._vc
         if vc is None:
             self._vc = [1]
         else:
             vc[0] += 1
+
+    def check_writable(self) -> None:
+        """Inference tensors may only be updated in place inside inference mode (PyTorch's rule)."""
+        if self._inference:
+            from .tls import tls
+            if not tls.inference_mode:
+                raise RuntimeError("Inplace update to inference tensor outside InferenceMode is not allowed.You can "
+                                   "make a clone to get a normal tensor before doing inplace update.See "
+                                   "https://github.com/pytorch/rfcs/pull/17 for more details.")
 
     def __repr__(self):
         return f"TensorImpl(sizes={self.sizes}, strides={self.strides}, dtype={self.dtype!r}, device={self.device})"

@@ -292,6 +292,7 @@ def full_like(self, fill_value, dtype=None, layout=None, device=None, pin_memory
 
 
 def fill_scalar_(self, value):
+    self._impl.check_writable()
     _fill(self, value)
     self._impl.bump_version()
     return self
