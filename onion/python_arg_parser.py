@@ -37,7 +37,7 @@ def _type_text(arg) -> str:
     base = _TYPE_NAMES.get(t.base, t.base)
     if t.is_list:
         if t.base in ("int", "SymInt"):
-            return f"tuple of ints" if t.list_size is None else f"tuple of ints"
+            return "tuple of ints"
         return f"tuple of {base}s"
     return base
 

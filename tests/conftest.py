@@ -203,3 +203,18 @@ def meta_like(o):
 
 def tmeta_like(t):
     return torch.empty_strided(tuple(t.shape), tuple(t.stride()), dtype=t.dtype, device="meta")
+
+
+def meta_vs_cpu(fo_meta, ft_cpu):
+    """onion on Meta gives the geometry and dtype of torch's CPU result, or its error."""
+    __tracebackhide__ = True
+    rm, rc = outcome(fo_meta), outcome(ft_cpu)
+    if rc[0] == "err":
+        assert rm[0] == "err", f"torch CPU raised {rc[1]!r}; onion meta returned {rm[1]!r}"
+        same_exc_type(rm[1], rc[1])
+        assert str(rm[1]) == str(rc[1])
+        return None
+    assert rm[0] == "ok", f"onion meta raised {rm[1]!r}; torch CPU returned {rc[1].dtype}"
+    assert rm[1].device.type == "meta"
+    assert_close(rm[1], tmeta_like(rc[1]))
+    return rm[1]

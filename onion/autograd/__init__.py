@@ -30,7 +30,6 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
          allow_unused=None, is_grads_batched=False, materialize_grads=False):
     from .engine import run_backward
     outputs = _tuple(outputs)
-    single = not isinstance(inputs, (tuple, list))
     inputs = _tuple(inputs)
     grads = _tuple(grad_outputs) or (None,) * len(outputs)
     if retain_graph is None:

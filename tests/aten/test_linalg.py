@@ -13,7 +13,7 @@ import warnings
 import numpy as np
 import pytest
 
-from conftest import (DTYPE_NAMES, assert_close, check_same, from_np, make, meta_like, odt, onion, outcome,
+from conftest import (meta_vs_cpu, DTYPE_NAMES, assert_close, check_same, from_np, make, meta_like, odt, onion, outcome,
                       same_exc_type, tdt, tmeta_like, to_np, torch)
 
 F = torch.nn.functional
@@ -470,28 +470,13 @@ def test_matmul_folded_result_is_not_a_view():
 
 
 # ------------------------------------------------------------------ Meta
-def _meta_vs_cpu(fo_meta, ft_cpu):
-    """onion on Meta gives the geometry and dtype of torch's CPU result, or its error."""
-    __tracebackhide__ = True
-    rm, rc = outcome(fo_meta), outcome(ft_cpu)
-    if rc[0] == "err":
-        assert rm[0] == "err", f"torch CPU raised {rc[1]!r}; onion meta returned {rm[1]!r}"
-        same_exc_type(rm[1], rc[1])
-        assert str(rm[1]) == str(rc[1])
-        return None
-    assert rm[0] == "ok", f"onion meta raised {rm[1]!r}; torch CPU returned {rc[1].dtype}"
-    assert rm[1].device.type == "meta"
-    assert_close(rm[1], tmeta_like(rc[1]))
-    return rm[1]
-
-
 def _meta_pairs(*pairs):
     return [(meta_like(o), t) for o, t in pairs]
 
 
 def _meta_check(fn, *pairs, **kw):
     mp = _meta_pairs(*pairs)
-    _meta_vs_cpu(lambda: fn(onion, *[m for m, _ in mp], **kw), lambda: fn(torch, *[t for _, t in mp], **kw))
+    meta_vs_cpu(lambda: fn(onion, *[m for m, _ in mp], **kw), lambda: fn(torch, *[t for _, t in mp], **kw))
 
 
 @pytest.mark.parametrize("name", ("float32", "float64", "int64", "float16", "bool", "complex64"))
@@ -532,7 +517,7 @@ def test_meta_inplace_and_out():
             r = ms.addmm_(ma, mb)
             assert r is ms
             return r
-        _meta_vs_cpu(fo, lambda: s[1].clone().addmm_(a[1], b[1]))
+        meta_vs_cpu(fo, lambda: s[1].clone().addmm_(a[1], b[1]))
     for label, fn, shapes in OUT_OPS:
         for dst in ("float32", "float64"):
             for out_shape in ((0,), (7,)):
@@ -547,4 +532,4 @@ def test_meta_inplace_and_out():
                         r = fn(onion, *margs, out=om)
                     assert r is om
                     return r
-                _meta_vs_cpu(fo, lambda: fn(torch, *[x[1] for x in args], out=tc))
+                meta_vs_cpu(fo, lambda: fn(torch, *[x[1] for x in args], out=tc))

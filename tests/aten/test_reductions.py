@@ -13,7 +13,7 @@ import warnings
 import numpy as np
 import pytest
 
-from conftest import (DTYPE_NAMES, FLOAT_NAMES, assert_close, check_same, from_np, make, meta_like, odt, onion,
+from conftest import (meta_vs_cpu, DTYPE_NAMES, FLOAT_NAMES, assert_close, check_same, from_np, make, meta_like, odt, onion,
                       outcome, same_exc_type, tdt, tmeta_like, to_np, torch)
 
 OPS = ("sum", "mean", "prod", "amax", "amin", "argmax", "argmin")
@@ -372,21 +372,6 @@ def test_mean_out_half_and_complex():
 
 
 # ------------------------------------------------------------------ Meta
-def _meta_vs_cpu(fo_meta, ft_cpu):
-    """onion on Meta gives the geometry and dtype of torch's CPU result, or its error."""
-    __tracebackhide__ = True
-    rm, rc = outcome(fo_meta), outcome(ft_cpu)
-    if rc[0] == "err":
-        assert rm[0] == "err", f"torch CPU raised {rc[1]!r}; onion meta returned {rm[1]!r}"
-        same_exc_type(rm[1], rc[1])
-        assert str(rm[1]) == str(rc[1])
-        return None
-    assert rm[0] == "ok", f"onion meta raised {rm[1]!r}; torch CPU returned {rc[1].dtype}"
-    assert rm[1].device.type == "meta"
-    assert_close(rm[1], tmeta_like(rc[1]))
-    return rm[1]
-
-
 @pytest.mark.parametrize("name", DTYPE_NAMES)
 @pytest.mark.parametrize("op", OPS)
 def test_meta_matches_cpu(op, name):
@@ -396,10 +381,10 @@ def test_meta_matches_cpu(op, name):
         m = meta_like(o)
         for dim in DIMS[op]:
             for keepdim in ((False,) if dim is FULL else (False, True)):
-                _meta_vs_cpu(lambda: _call(onion, op, m, dim, keepdim), lambda: _call(torch, op, t, dim, keepdim))
+                meta_vs_cpu(lambda: _call(onion, op, m, dim, keepdim), lambda: _call(torch, op, t, dim, keepdim))
         if op in ("sum", "mean", "prod"):
             for dst in ("float64", "int64", "float16", "complex64", "bool"):
-                _meta_vs_cpu(lambda: _call(onion, op, m, FULL, False, dtype=odt(dst)),
+                meta_vs_cpu(lambda: _call(onion, op, m, FULL, False, dtype=odt(dst)),
                              lambda: _call(torch, op, t, FULL, False, dtype=tdt(dst)))
 
 
@@ -418,4 +403,4 @@ def test_meta_out(op):
                     r = _call(onion, op, m, 1, False, out=om)
                 assert r is om
                 return r
-            _meta_vs_cpu(fo, lambda: _call(torch, op, t, 1, False, out=tc))
+            meta_vs_cpu(fo, lambda: _call(torch, op, t, 1, False, out=tc))
