@@ -306,7 +306,10 @@ def gen_autograd_kernel(w, f, plans, by_name) -> None:
         rec += [f"    _node = _N.{p.d.node_name}()"]
         saved = sorted(p.saved_tensors)
     rec.append("    _node.next_functions = (" + "".join(f"_edge({e}), " for e in edges) + ")")
-    rec.append("    _node._in_meta = (" + "".join(f"_meta({e}), " for e in edges) + ")")
+    opt = {n for a, n in tensors if a.type.optional}
+    rec.append("    _node._in_meta = (" + "".join(
+        f"_meta({e}), " if e in opt else f"({e}._impl._array.shape, {e}._impl.dtype, {e}._impl.device), "
+        for e in edges) + ")")
     if p != "missing":
         for t in saved:
             if f.is_inplace and t == names[0]:
@@ -317,12 +320,13 @@ def gen_autograd_kernel(w, f, plans, by_name) -> None:
             rec.append(f"    _node.m_{t}_{attr} = {META_ATTRS[attr].format(t)}")
         for t in sorted(p.saved_other):
             rec.append(f"    _node.a_{t} = {t}")
-    rec += ["    _prev = _tls.exclude", "    _tls.set_exclude(_prev | _AUTOGRAD_MASK)", "    try:",
-            f"        _r = {plain}", "    finally:", "        _tls.set_exclude(_prev)"]
+    rec += ["    _tls_ = _tls", "    _prev = _tls_.exclude", "    _tls_.exclude = _ex = _prev | _AUTOGRAD_MASK",
+            "    _tls_.mask = ~_ex", "    try:", f"        _r = {plain}", "    finally:",
+            "        _tls_.exclude = _prev", "        _tls_.mask = ~_prev"]
     if f.is_inplace:
         rec.append(f"    _rebase_history({names[0]}, _node)")
     else:
-        rec += ["    if _differentiable(_r):", "        _set_history(_r, _node)"]
+        rec += ["    if _r._impl.dtype.category >= 2:", "        _set_history(_r, _node)"]
     if p != "missing" and p.saved_result:
         rec.append("    _node.s_result = _SV(_r, True)")
     rec += ["    return _r", ""]
