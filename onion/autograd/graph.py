@@ -113,6 +113,7 @@ class AccumulateGrad(Node):
 
     _name = "torch::autograd::AccumulateGrad"
     _is_accumulate = True
+    _saved_names = ()
 
     def __init__(self, variable):
         super().__init__()

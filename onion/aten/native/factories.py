@@ -264,6 +264,18 @@ def scalar_tensor(s, dtype=None, layout=None, device=None, pin_memory=None):
     return _fill(t, s)
 
 
+def _filled_like(self, dtype, device, memory_format, value):
+    """``*_like`` with a value: one NumPy call when the input is a plain CPU array (the common case)."""
+    impl = self._impl
+    a = impl._array
+    if device is None and impl.device.type == "cpu" and memory_format in (None, "preserve_format") \
+            and a.flags.c_contiguous:
+        dt = dtype or impl.dtype
+        from ..tensor_new import wrap_cpu
+        return wrap_cpu(np.full(a.shape, checked_scalar(value, dt), dt.np), dt)
+    return _fill(_like(self, dtype, device, memory_format), value)
+
+
 def _like(self, dtype, device, memory_format):
     impl = self._impl
     dt = dtype or impl.dtype
@@ -280,11 +292,11 @@ def empty_like(self, dtype=None, layout=None, device=None, pin_memory=None, memo
 
 
 def zeros_like(self, dtype=None, layout=None, device=None, pin_memory=None, memory_format=None):
-    return _fill(_like(self, dtype, device, memory_format), 0)
+    return _filled_like(self, dtype, device, memory_format, 0)
 
 
 def ones_like(self, dtype=None, layout=None, device=None, pin_memory=None, memory_format=None):
-    return _fill(_like(self, dtype, device, memory_format), 1)
+    return _filled_like(self, dtype, device, memory_format, 1)
 
 
 def full_like(self, fill_value, dtype=None, layout=None, device=None, pin_memory=None, memory_format=None):
