@@ -236,3 +236,26 @@ def test_duplicate_def_namespace():
             Library("onion_test5", "DEF")
     finally:
         lib._destroy()
+
+
+def test_env_var_trace_in_a_fresh_process():
+    import os
+    import subprocess
+    import sys
+    code = ("import onion\n"
+            "a = onion.ones(2).requires_grad_(); b = onion.ones(2)\n"
+            "import sys; sys.stderr.write('--\\n')\n"
+            "c = a + b\n"
+            "sys.stderr.write('--\\n')\n"
+            "with onion.inference_mode():\n"
+            "    x, y = onion.ones(2), onion.ones(2)\n"
+            "    sys.stderr.write('--\\n')\n"
+            "    d = x + y\n")
+    env = dict(os.environ, ONION_SHOW_DISPATCH_TRACE="1")
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    env["PYTHONPATH"] = root + os.pathsep + env.get("PYTHONPATH", "")
+    err = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True).stderr
+    parts = err.split("--\n")
+    assert parts[1].splitlines() == ["[call] op=[aten::add.Tensor], key=[AutogradCPU]",
+                                     " [redispatch] op=[aten::add.Tensor], key=[CPU]"]
+    assert parts[3].splitlines() == ["[call] op=[aten::add.Tensor], key=[CPU]"]
