@@ -34,7 +34,11 @@ class _DecoratorContextManager:
         return self.__class__()
 
 
-class no_grad(_DecoratorContextManager):
+class _FixedGradMode(_DecoratorContextManager):
+    """Grad mode set to ``_value`` inside; usable bare (``@no_grad``) or called (``@no_grad()``)."""
+
+    _value = False
+
     def __new__(cls, orig_func=None):
         self = super().__new__(cls)
         if orig_func is not None and callable(orig_func):   # used as a bare decorator
@@ -44,28 +48,19 @@ class no_grad(_DecoratorContextManager):
 
     def __enter__(self):
         self.prev = tls.grad_enabled
-        tls.grad_enabled = False
+        tls.grad_enabled = self._value
 
     def __exit__(self, *exc):
         tls.grad_enabled = self.prev
         return False
 
 
-class enable_grad(_DecoratorContextManager):
-    def __new__(cls, orig_func=None):
-        self = super().__new__(cls)
-        if orig_func is not None and callable(orig_func):
-            self.__init__()
-            return self(orig_func)
-        return self
+class no_grad(_FixedGradMode):
+    _value = False
 
-    def __enter__(self):
-        self.prev = tls.grad_enabled
-        tls.grad_enabled = True
 
-    def __exit__(self, *exc):
-        tls.grad_enabled = self.prev
-        return False
+class enable_grad(_FixedGradMode):
+    _value = True
 
 
 class set_grad_enabled(_DecoratorContextManager):

@@ -251,6 +251,15 @@ def test_inference_tensor_inplace_and_version_outside_inference_mode(fn):
                  f"Tensor._version in onion/core are where the check belongs. torch: {et.value}")
 
 
+def same_error(run):
+    """``run(torch)`` and ``run(onion)`` both raise RuntimeError with the same text."""
+    with pytest.raises(RuntimeError) as et:
+        run(torch)
+    with pytest.raises(RuntimeError) as eo:
+        run(onion)
+    assert str(eo.value) == str(et.value)
+
+
 def _trace(fn):
     s = io.StringIO()
     onion._C._set_dispatch_trace(1, s)
@@ -444,11 +453,7 @@ def test_mark_dirty_on_leaf_errors_like_torch():
             def backward(ctx, g):
                 return g
         AddOne_.apply(m.tensor([1.0], requires_grad=True))
-    with pytest.raises(RuntimeError) as et:
-        run(torch)
-    with pytest.raises(RuntimeError) as eo:
-        run(onion)
-    assert str(eo.value) == str(et.value)
+    same_error(run)
 
 
 def test_mark_non_differentiable():
@@ -516,11 +521,7 @@ def test_wrong_number_of_gradients_errors_like_torch():
                 return (g,)
         x = m.tensor([1.0], requires_grad=True)
         Bad.apply(x, m.tensor([2.0], requires_grad=True)).sum().backward()
-    with pytest.raises(RuntimeError) as et:
-        run(torch)
-    with pytest.raises(RuntimeError) as eo:
-        run(onion)
-    assert str(eo.value) == str(et.value)
+    same_error(run)
 
 
 def _function_edge_cases(m):
@@ -673,11 +674,7 @@ def test_function_saved_tensors_freed_after_backward():
         y = P3.apply(x)
         y.sum().backward()
         y.grad_fn.saved_tensors
-    with pytest.raises(RuntimeError) as et:
-        run(torch)
-    with pytest.raises(RuntimeError) as eo:
-        run(onion)
-    assert str(eo.value) == str(et.value)
+    same_error(run)
 
 
 def test_function_with_two_tensor_inputs_and_hooks():
