@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from numpy import asarray as _asarray, ndarray as _ndarray
+
 from ..core import dtype as _dt
 from . import iterator as _it
 from .tensor_new import empty_tensor, wrap
@@ -74,17 +76,15 @@ def _check_inplace(opname: str, plan: Plan, self):
 
 
 def _as_array(plan: Plan, r):
-    from ..backends import backend_for
-    b = backend_for(plan.device)
-    if plan.device.type == "cpu":
-        import numpy as np
-        if type(r) is not np.ndarray:
-            r = np.asarray(r)
-    if r.dtype != plan.dtype.np:
-        r = r.astype(plan.dtype.np)
-    if tuple(r.shape) != tuple(plan.shape):
-        r = r.reshape(plan.shape)
-    del b
+    """The impl's result as an array of the plan's dtype and shape (NumPy returns 0-d results as scalars)."""
+    if type(r) is not _ndarray and plan.device.type == "cpu":
+        r = _asarray(r)
+    want = plan.dtype.np
+    if r.dtype != want:
+        r = r.astype(want)
+    shape = plan.shape
+    if r.shape != shape and tuple(r.shape) != tuple(shape):
+        r = r.reshape(shape)
     return r
 
 
@@ -92,8 +92,7 @@ def functional(plan: Plan, r):
     if plan.impl_error is not None:
         raise plan.impl_error
     r = _as_array(plan, r)
-    flags = getattr(r, "flags", None)
-    if plan.strides is None and flags is not None and not flags.c_contiguous:
+    if plan.strides is None and r.ndim > 1 and not r.flags.c_contiguous:
         # NumPy reductions follow the input's memory order; ATen allocates contiguous
         from ..backends import backend_for
         r = backend_for(plan.device).xp.ascontiguousarray(r)

@@ -156,6 +156,9 @@ def _float_sum(xp, a, axis, acc):
         inner = axis is None or axis[-1] == nd - 1 and axis == tuple(range(nd - len(axis), nd))
         if not (inner and a.flags.c_contiguous):
             return xp.sum(a, axis=axis, dtype=_WIDER[acc]).astype(acc)
+    reduce = getattr(xp.add, "reduce", None)     # NumPy's ufunc method skips np.sum's Python wrapper
+    if reduce is not None:
+        return reduce(a, axis=axis, dtype=acc)
     return xp.sum(a, axis=axis, dtype=acc)
 
 
