@@ -185,6 +185,10 @@ def _to(self, *args, dtype=None, device=None, non_blocking=False, copy=False, me
 
 
 def _backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
+    if inputs is None:      # the common call, straight to the engine
+        from .autograd.engine import run_backward
+        run_backward((self,), (gradient,), create_graph if retain_graph is None else retain_graph, create_graph)
+        return
     from . import autograd
     autograd.backward(self, gradient, retain_graph, create_graph, inputs=inputs)
 

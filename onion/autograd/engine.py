@@ -42,6 +42,74 @@ def _size(t) -> str:
     return "torch.Size([" + ", ".join(str(s) for s in t._impl._array.shape) + "])"
 
 
+def _run_plain(roots, grads, retain_graph: bool) -> None:
+    """``backward()`` without ``inputs=``: the common case, kept to the fewest Python steps.
+
+    Same algorithm as ``run_backward``: count dependencies, then run ready nodes in
+    decreasing sequence order, summing gradients per input before a node runs.
+    """
+    deps = {}
+    stack = [n for n, _ in roots]
+    while stack:
+        for nxt, _ in stack.pop().next_functions:
+            if nxt is not None:
+                c = deps.get(nxt)
+                if c is None:
+                    deps[nxt] = 1
+                    stack.append(nxt)
+                else:
+                    deps[nxt] = c + 1
+    buffers = {}
+    for (node, nr), g in zip(roots, grads):
+        buf = buffers.get(node)
+        if buf is None:
+            buf = buffers[node] = [None] * node._num_outputs
+        buf[nr] = g if buf[nr] is None else buf[nr] + g
+    ready = []
+    counter = 0
+    push, pop = heapq.heappush, heapq.heappop
+    for node in buffers:
+        if node not in deps:
+            push(ready, (-node._sequence_nr, counter, node))
+            counter += 1
+    while ready:
+        node = pop(ready)[2]
+        buf = buffers.pop(node, None) or [None] * node._num_outputs
+        if node._pre_hooks or node._node_pre_hooks or (node._is_accumulate and node.variable._impl._hooks):
+            buf = _run_pre_hooks(node, buf)
+        nf = node.next_functions
+        if buf[0] is not None or any(g is not None for g in buf):
+            outs = node.apply(tuple(buf))
+            if node._hooks:
+                for h in node._hooks:
+                    r = h(tuple(outs), tuple(buf))
+                    if r is not None:
+                        outs = tuple(r)
+            if not retain_graph:
+                node.release_variables()
+        else:
+            outs = (None,) * len(nf)
+        in_meta = node._in_meta
+        k = 0
+        for (nxt, nr), g in zip(nf, outs):
+            if nxt is not None:
+                if g is not None:
+                    if in_meta is not None:
+                        m = in_meta[k]
+                        if m is not None and (g._impl.dtype is not m[1] or g._impl._array.shape != m[0]):
+                            g = _validate(g, m, node, k)
+                    b = buffers.get(nxt)
+                    if b is None:
+                        b = buffers[nxt] = [None] * nxt._num_outputs
+                    b[nr] = g if b[nr] is None else b[nr] + g
+                left = deps[nxt] - 1
+                deps[nxt] = left
+                if left == 0:
+                    push(ready, (-nxt._sequence_nr, counter, nxt))
+                    counter += 1
+            k += 1
+
+
 def run_backward(outputs, grad_outputs, retain_graph: bool, create_graph: bool, inputs=None,
                  allow_unused: bool = False, accumulate: bool = True):
     """Run the graph from ``outputs``; returns the captured grads of ``inputs`` (when not accumulating)."""
@@ -52,6 +120,14 @@ def run_backward(outputs, grad_outputs, retain_graph: bool, create_graph: bool, 
             raise RuntimeError(f"element {i} of tensors does not require grad and does not have a grad_fn")
         roots.append(edge)
     grads = _make_grads(outputs, grad_outputs)
+    if inputs is None:
+        prev_grad = tls.grad_enabled
+        tls.grad_enabled = create_graph
+        try:
+            _run_plain(roots, grads, retain_graph)
+        finally:
+            tls.grad_enabled = prev_grad
+        return []
 
     # capture points for autograd.grad / backward(inputs=...)
     capture = {}
