@@ -10,6 +10,7 @@ import numbers
 import numpy as np
 
 from .aten.at import at
+from .autograd.engine import run_backward as _run_backward
 from .aten.native.factories import infer_dtype
 from .aten.tensor_new import scalar_to_tensor, wrap
 from .backends import backend_for
@@ -186,8 +187,7 @@ def _to(self, *args, dtype=None, device=None, non_blocking=False, copy=False, me
 
 def _backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
     if inputs is None:      # the common call, straight to the engine
-        from .autograd.engine import run_backward
-        run_backward((self,), (gradient,), create_graph if retain_graph is None else retain_graph, create_graph)
+        _run_backward((self,), (gradient,), create_graph if retain_graph is None else retain_graph, create_graph)
         return
     from . import autograd
     autograd.backward(self, gradient, retain_graph, create_graph, inputs=inputs)

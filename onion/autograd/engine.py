@@ -9,6 +9,7 @@ from __future__ import annotations
 import heapq
 
 from ..core.tls import tls
+from ..aten.at import at
 from .graph import AccumulateGrad, accumulate_grad, gradient_edge
 
 
@@ -21,7 +22,6 @@ def _add(a, b):
 
 
 def _make_grads(outputs, grad_outputs):
-    from ..aten.at import at
     grads = []
     for i, (out, g) in enumerate(zip(outputs, grad_outputs)):
         if g is None:

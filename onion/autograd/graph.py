@@ -121,7 +121,6 @@ class AccumulateGrad(Node):
         self.variable = variable
 
     def apply(self, grads):
-        from ..core.tls import tls
         (grad,) = grads
         if grad is not None:
             accumulate_grad(self.variable._impl, grad, tls.grad_enabled)

@@ -10,7 +10,7 @@ from ...core import dtype as _dt
 from ...core.device import canonical
 from ...core.promotion import default_dtype_for_scalar
 from .. import iterator as _it
-from ..tensor_new import empty_tensor
+from ..tensor_new import empty_tensor, wrap_cpu
 
 
 def _check_size(size):
@@ -271,7 +271,6 @@ def _filled_like(self, dtype, device, memory_format, value):
     if device is None and impl.device.type == "cpu" and memory_format in (None, "preserve_format") \
             and a.flags.c_contiguous:
         dt = dtype or impl.dtype
-        from ..tensor_new import wrap_cpu
         return wrap_cpu(np.full(a.shape, checked_scalar(value, dt), dt.np), dt)
     return _fill(_like(self, dtype, device, memory_format), value)
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import warnings
 
 from ...core import dtype as _dt
+from ..at import at
 from ..structured import Plan
 from ..view_geometry import wrap_dim
 
@@ -171,7 +172,6 @@ def sum_impl(xp, plan, self, dim, keepdim=False, dtype=None):
 
 
 def sum(self, dtype=None):  # noqa: A001 - the operator's name
-    from ..at import at
     return at.sum_dim_IntList(self, None, False, dtype)
 
 
@@ -226,7 +226,6 @@ def mean_impl(xp, plan, self, dim, keepdim=False, dtype=None):
 
 
 def mean(self, dtype=None):
-    from ..at import at
     return at.mean_dim(self, None, False, dtype)
 
 
@@ -271,7 +270,6 @@ def prod_impl(xp, plan, self, dim, keepdim=False, dtype=None):
 
 
 def prod(self, dtype=None):
-    from ..at import at
     return at.prod_dim_int(at.reshape(self, (-1,)), 0, False, dtype)
 
 
