@@ -13,6 +13,7 @@ from .core import dtype as _dt
 from .core.device import canonical as _canonical, device as _device
 from .core.tensor import Tensor
 from .dispatch.arguments import REQUIRED, python_default
+from .aten.tensor_new import scalar_to_tensor
 
 # torch lets Python numbers stand for Tensor arguments only for these functions
 ALLOW_NUMBERS_AS_TENSORS = frozenset({
@@ -70,7 +71,6 @@ class Param:
             if isinstance(v, Tensor):
                 return v
             if self.allow_number and isinstance(v, (numbers.Number, bool)):
-                from .aten.tensor_new import scalar_to_tensor
                 return scalar_to_tensor(v)
             raise _NoMatch
         if t.is_list:

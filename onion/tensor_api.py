@@ -17,6 +17,10 @@ from .backends import backend_for
 from .core import dtype as _dt
 from .core.device import CPU, canonical, device as _device
 from .core.tensor import Tensor
+from . import autograd
+from .autograd.graph import _RemovableHandle
+from .autograd.graph import retain_grad
+from .autograd.graph import detach
 
 
 def _index(self, key):
@@ -189,7 +193,6 @@ def _backward(self, gradient=None, retain_graph=None, create_graph=False, inputs
     if inputs is None:      # the common call, straight to the engine
         _run_backward((self,), (gradient,), create_graph if retain_graph is None else retain_graph, create_graph)
         return
-    from . import autograd
     autograd.backward(self, gradient, retain_graph, create_graph, inputs=inputs)
 
 
@@ -203,17 +206,14 @@ def _register_hook(self, hook):
     if impl._hooks is None:
         impl._hooks = []
     impl._hooks.append(hook)
-    from .autograd.graph import _RemovableHandle
     return _RemovableHandle(impl._hooks, hook)
 
 
 def _retain_grad(self):
-    from .autograd.graph import retain_grad
     retain_grad(self)
 
 
 def _detach(self):
-    from .autograd.graph import detach
     return detach(self)
 
 
@@ -227,7 +227,6 @@ def _detach_(self):
 
 
 def _data_get(self):
-    from .autograd.graph import detach
     d = detach(self)
     d._impl._vc = [self._impl.version]       # .data does not share the version counter
     return d

@@ -14,6 +14,9 @@ import numpy as _np
 from ..core import dtype as _dt
 from ..core.promotion import DIMENSIONED, WRAPPED, ZERO_DIM, can_cast, promote_pair, result_type_of
 from .view_geometry import broadcast_pair_for_op, broadcast_shapes
+from ..backends import backend_for
+from .view_geometry import contiguous_strides
+from .view_geometry import is_non_overlapping_and_dense
 
 
 def priority(impl) -> int:
@@ -83,7 +86,6 @@ def check_out_dtype(result_dtype, out_dtype) -> None:
 
 def resize_out(out, shape) -> None:
     """Resize an ``out=`` tensor as at::native::resize_output does (warning if it had data)."""
-    from ..backends import backend_for
     impl = out._impl
     shape = tuple(shape)
     if tuple(impl._array.shape) == shape:
@@ -95,7 +97,6 @@ def resize_out(out, shape) -> None:
             f"a future PyTorch release outputs will not be resized unless they have zero elements. You can "
             f"explicitly reuse an out tensor t by resizing it, inplace, to zero elements with t.resize_(0).",
             UserWarning, stacklevel=4)
-    from .view_geometry import contiguous_strides
     b = backend_for(impl.device)
     n = 1
     for s in shape:
@@ -121,7 +122,6 @@ _PARTIAL_OVERLAP = ("unsupported operation: some elements of the input tensor an
 
 
 def _dense(impl) -> bool:
-    from .view_geometry import is_non_overlapping_and_dense
     return is_non_overlapping_and_dense(tuple(impl._array.shape), impl.strides)
 
 

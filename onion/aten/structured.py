@@ -13,6 +13,7 @@ from numpy import asarray as _asarray, ndarray as _ndarray
 from ..core import dtype as _dt
 from . import iterator as _it
 from .tensor_new import empty_tensor, wrap
+from ..backends import backend_for
 
 
 @dataclass
@@ -94,7 +95,6 @@ def functional(plan: Plan, r):
     r = _as_array(plan, r)
     if plan.strides is None and r.ndim > 1 and not r.flags.c_contiguous:
         # NumPy reductions follow the input's memory order; ATen allocates contiguous
-        from ..backends import backend_for
         r = backend_for(plan.device).xp.ascontiguousarray(r)
     return wrap(r, plan.dtype, plan.device)
 
@@ -103,7 +103,6 @@ def out(opname: str, plan: Plan, r, out_tensor):
     if plan.impl_error is not None:
         meta_out(opname, plan, out_tensor)   # raises it after the output checks
     if out_tensor._impl.dtype is not plan.dtype:
-        from ..backends import backend_for
         r2 = _out_dtype(plan, out_tensor, backend_for(plan.device).xp)
         plan = Plan(plan.shape, out_tensor._impl.dtype, plan.device, plan.strides, plan.extra)
         if r2 is not None:

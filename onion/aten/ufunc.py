@@ -14,6 +14,12 @@ from ..core import dtype as _dt
 from ..core.dtype import get_default_dtype
 from . import iterator as _it
 from ..backends import backend_for as _backend_for
+import functools
+from ..backends import backend_for
+from .tensor_new import wrap
+from .view_geometry import contiguous_strides
+from .view_geometry import output_strides_like
+from .tensor_new import empty_tensor
 
 DTYPE_GROUPS = {
     "All": ("uint8", "int8", "int16", "int32", "int64", "float32", "float64"),
@@ -123,7 +129,6 @@ def instantiate(formula: UfuncFormula, backend_type: str, xp, dtypes) -> dict:
 def instantiate_scalar(formula: UfuncFormula, xp, dtypes) -> dict:
     """Loops for an array in the compute dtype and a Python scalar (NumPy keeps the array's dtype);
     float16/bfloat16 are left out: they need opmath casts."""
-    import functools
     out = {}
     for d in dtypes:
         if d in (_dt.float16, _dt.bfloat16):
@@ -140,7 +145,6 @@ def instantiate_scalar(formula: UfuncFormula, xp, dtypes) -> dict:
 def instantiate_direct(formula: UfuncFormula, xp, dtypes) -> dict:
     """Loops for inputs already in the compute dtype: the bare formula bound to ``xp``
     (opmath dtypes and error-state formulas keep their wrapping)."""
-    import functools
     out = {}
     for d in dtypes:
         if (d in (_dt.float16, _dt.bfloat16) and formula.opmath) or formula.errstate:
@@ -193,7 +197,6 @@ __all__ = ["UfuncFormula", "instantiate", "plan", "compute", "parse_dtype_spec",
 
 # --- what the generated elementwise kernels call when the fast path does not apply --
 def _loops_for(formula: UfuncFormula, device, dtypes_ok):
-    from ..backends import backend_for
     b = backend_for(device)
     return b
 
@@ -206,7 +209,6 @@ def _operands(opname, operands):
 def _run(opname: str, formula: UfuncFormula, operands, scalars):
     impls = _operands(opname, operands)
     compute_dtype, out_dtype, dev = plan(opname, formula, impls, scalars, operands)
-    from ..backends import backend_for
     backend = backend_for(dev)
     loop = formula.loops.get((dev.type, compute_dtype))
     if loop is None:
@@ -237,7 +239,6 @@ def _plain(formula: UfuncFormula, operands) -> bool:
 
 
 def functional(opname: str, formula: UfuncFormula, operands, scalars):
-    from .tensor_new import wrap
     r, out_dtype, dev, impls = _run(opname, formula, operands, scalars)
     r = _fix_result(r, out_dtype, dev, impls, _plain(formula, operands))
     return wrap(r, out_dtype, dev)
@@ -252,14 +253,12 @@ def _fix_result(r, out_dtype, dev, impls, plain=False):
     if r.dtype != out_dtype.np:
         r = r.astype(out_dtype.np)
     if plain:
-        from .view_geometry import contiguous_strides
         want = contiguous_strides(tuple(r.shape))
     else:
         want = _expected_strides(tuple(r.shape), impls)
     if want is not None:
         item = r.dtype.itemsize
         if tuple(s // item for s in r.strides) != want and r.size > 1:
-            from ..backends import backend_for
             arr = backend_for(dev).empty_strided(tuple(r.shape), want, r.dtype, dev)
             _it.xp_copy(arr, r)
             r = arr
@@ -273,7 +272,6 @@ def _expected_strides(shape, impls):
             break
     else:
         return None
-    from .view_geometry import output_strides_like
     return tuple(output_strides_like(shape, [(tuple(i._array.shape), i.strides) for i in impls]))
 
 
@@ -304,12 +302,10 @@ def inplace_variant(opname: str, formula: UfuncFormula, operands, scalars):
 
 
 def meta_shape_dtype(opname: str, formula: UfuncFormula, operands, scalars):
-    from .view_geometry import output_strides_like
     impls = _operands(opname, operands)
     compute_dtype, out_dtype, dev = plan(opname, formula, impls, scalars, operands)
     shape = _it.broadcast_operands([tuple(i._array.shape) for i in impls])
     if _plain(formula, operands):
-        from .view_geometry import contiguous_strides
         strides = contiguous_strides(shape)
     else:
         strides = tuple(output_strides_like(shape, [(tuple(i._array.shape), i.strides) for i in impls]))
@@ -317,7 +313,6 @@ def meta_shape_dtype(opname: str, formula: UfuncFormula, operands, scalars):
 
 
 def meta_functional(opname, formula, operands, scalars):
-    from .tensor_new import empty_tensor
     shape, strides, out_dtype, dev = meta_shape_dtype(opname, formula, operands, scalars)
     return empty_tensor(shape, out_dtype, dev, strides)
 

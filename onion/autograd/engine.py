@@ -11,6 +11,7 @@ import heapq
 from ..core.tls import tls
 from ..aten.at import at
 from .graph import AccumulateGrad, accumulate_grad, gradient_edge
+from .formulas import sum_to
 
 
 def _add(a, b):
@@ -256,10 +257,8 @@ def _validate(g, meta, node, index):
         if not _expandable(sizes, shape):
             raise RuntimeError(f"Function {node.name()} returned an invalid gradient at index {index} - got "
                                f"{list(shape)} but expected shape compatible with {list(sizes)}")
-        from .formulas import sum_to
         g = sum_to(g, sizes)
     if g._impl.dtype is not dtype:
-        from ..aten.at import at
         g = at._to_copy(g, dtype, None, None, None, False, None)
     return g
 

@@ -11,6 +11,9 @@ from ..aten.at import at
 from ..aten.tensor_new import scalar_to_tensor
 from ..core.tls import tls as _tls
 from .function import Function as _Function
+import math
+from ..aten.tensor_new import wrap
+from ..backends import backend_for
 
 
 def maybe_multiply(t, s):
@@ -99,7 +102,6 @@ def pow_backward_self(grad, self, exponent):
 
 def pow_backward_exponent(grad, self, exponent, result):
     if not hasattr(self, "_impl"):          # pow.Scalar: the base is a Python number
-        import math
         if self == 0:
             return where(exponent >= 0, 0.0, grad * result * float("-inf"))
         return grad * result * math.log(self)
@@ -296,8 +298,6 @@ def as_strided_backward(grad, sizes, strides, offset, size, stride, storage_offs
         import numpy as np
         counts = np.bincount(_storage_indices(sizes, strides, offset), minlength=n).astype(grad._impl.dtype.np)
         counts[counts == 0] = 1
-        from ..aten.tensor_new import wrap
-        from ..backends import backend_for
         dev = grad._impl.device
         flat = flat / wrap(backend_for(dev).from_numpy(counts, dev), grad._impl.dtype, dev)
     return at.as_strided(flat, list(sizes), list(strides), offset)
@@ -309,8 +309,6 @@ class _ScatterAddStrided(_Function):
     @staticmethod
     def forward(ctx, grad, n, size, stride, offset):
         import numpy as np
-        from ..aten.tensor_new import wrap
-        from ..backends import backend_for
         ctx.geometry = (size, stride, offset)
         impl = grad._impl
         backend = backend_for(impl.device)

@@ -10,6 +10,7 @@ from ..core.tensor import Tensor
 from ..core.tls import tls
 from .graph import Node, SavedVariable, detach, gradient_edge, set_history
 from .kernel_support import meta, rebase_history
+from ..aten.at import at
 
 
 class FunctionCtx:
@@ -42,7 +43,6 @@ class BackwardCFunction(Node, FunctionCtx):
     materialize_grads = True
 
     def apply(self, grads):
-        from ..aten.at import at
         grads = list(grads)
         if self.materialize_grads:
             for i, g in enumerate(grads):

@@ -17,6 +17,9 @@ from ..core.tls import tls
 
 from ..core.tensor import make_tensor
 from ..core.tensor_impl import TensorImpl
+from ..aten.at import at
+from .grad_mode import no_grad, enable_grad
+import re
 
 _sequence = itertools.count()
 
@@ -143,8 +146,6 @@ def accumulate_grad(impl, grad, create_graph: bool) -> None:
             _np_add(gi._array, ni._array, out=gi._array)
             gi.bump_version()
             return
-    from ..aten.at import at
-    from .grad_mode import no_grad, enable_grad
     if impl.grad is None:
         with enable_grad() if create_graph else no_grad():
             impl.grad = _clone_obey_contract(grad, impl)
@@ -158,7 +159,6 @@ def accumulate_grad(impl, grad, create_graph: bool) -> None:
 
 def _clone_obey_contract(grad, var):
     """A copy of ``grad`` with ``var``'s strides when ``var`` is dense, else contiguous (as PyTorch)."""
-    from ..aten.at import at
     sizes = tuple(var._array.shape)
     strides = var.strides
     if not _non_overlapping_and_dense(sizes, strides):
@@ -268,7 +268,6 @@ def _move_retain_hook(impl) -> None:
     def keep(grad):
         target = ref()
         if target is not None:
-            from ..core.tls import tls
             accumulate_grad(target, grad, tls.grad_enabled)
     fn = impl.__dict__.get("_grad_fn") if isinstance(impl, DifferentiableViewImpl) else impl.grad_fn
     impl._retain_hook = fn._add_tensor_pre_hook(impl.output_nr, keep)
@@ -369,12 +368,10 @@ class SavedVariable:
 
 def _short_name(fn) -> str:
     """A node's name as PyTorch's saved-variable error prints it: ``MulBackward0`` -> ``Mul``."""
-    import re
     return re.sub(r"Backward\d*$", "", fn.name())
 
 
 def _inference_now() -> bool:
-    from ..core.tls import tls
     return tls.inference_mode
 
 

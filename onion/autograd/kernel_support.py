@@ -3,6 +3,8 @@ from __future__ import annotations
 
 from ..core.dispatch_key import AUTOGRAD_MASK  # noqa: F401  (re-exported for generated code)
 from ..core.tls import tls
+from ..aten.at import at
+from ..core.tensor import make_tensor
 from .graph import (Node, NotImplementedBackward, SavedVariable, _contiguous_strides, _same_layout,  # noqa: F401
                     detach, gradient_edge, set_history)
 
@@ -28,7 +30,6 @@ def clone_for_save(t):
     The copy is recorded (CloneBackward0) so that a gradient computed with
     ``create_graph=True`` still depends on the old value, as in PyTorch.
     """
-    from ..aten.at import at
     return at.clone(t, None)
 
 
@@ -61,7 +62,6 @@ def rebase_history(t, node) -> None:
     if base is None or base is impl:
         set_history(t, node)
         return
-    from ..core.tensor import make_tensor
     base_t = make_tensor(base)
     copy_slices = CopySlices(base_t, t, node)
     set_history(base_t, copy_slices)
@@ -72,7 +72,6 @@ def rebase_history(t, node) -> None:
 
 def regenerate_view_node(base_impl, view_impl):
     """The node of a view whose base changed in place since its history was recorded."""
-    from ..core.tensor import make_tensor
     base_t, view_t = make_tensor(base_impl), make_tensor(view_impl)
     node = ViewOfBase(base_t, view_t)
     node.next_functions = (gradient_edge(base_t),)
@@ -98,7 +97,6 @@ class CopySlices(Node):
         self._in_meta = (meta(base),) + tuple(getattr(fn, "_in_meta", (None,) * len(fn.next_functions))[1:])
 
     def apply(self, grads):
-        from ..aten.at import at
         (grad,) = grads
         sizes, strides, offset = self.base_geom
         vs, vst, voff = self.view_geom

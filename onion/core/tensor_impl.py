@@ -7,6 +7,7 @@ autograd metadata) has a class-level default so that making a result costs
 four attribute stores.
 """
 from __future__ import annotations
+from .tls import tls
 
 # device type -> function(array) -> (Storage, offset in elements); filled by backends
 STORAGE_MAKERS: dict = {}
@@ -106,7 +107,6 @@ class TensorImpl:
     def check_writable(self) -> None:
         """Inference tensors may only be updated in place inside inference mode (PyTorch's rule)."""
         if self._inference:
-            from .tls import tls
             if not tls.inference_mode:
                 raise RuntimeError("Inplace update to inference tensor outside InferenceMode is not allowed.You can "
                                    "make a clone to get a normal tensor before doing inplace update.See "

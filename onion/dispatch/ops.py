@@ -10,6 +10,7 @@ import types
 from ..core.dispatch_key import DispatchKeySet
 from .arguments import ArgumentSpec
 from .dispatcher import dispatcher
+from ..core.dispatch_key import DispatchKey
 
 
 class OpOverload:
@@ -55,7 +56,6 @@ class OpOverload:
         return self._handle.qualified_name
 
     def has_kernel_for_dispatch_key(self, key) -> bool:
-        from ..core.dispatch_key import DispatchKey
         k = DispatchKey[key] if isinstance(key, str) else key
         e = self._handle.table[int(k)] if int(k) < len(self._handle.table) else None
         return self._handle.has_kernel_for(k) or (e is not None and not e.is_fallthrough)

@@ -7,6 +7,8 @@ from ...core.dtype import get_default_dtype  # noqa: F401
 from .. import iterator as _it
 from .. import view_geometry as g
 from ..tensor_new import empty_tensor
+import warnings
+from ..at import at
 
 
 def _host_or_backend_array(src_impl, dst_device):
@@ -39,7 +41,6 @@ def copy_(self, src, non_blocking=False):
         _it.check_internal_overlap(dst)
         _it.check_no_partial_overlap(dst, [s])
     if dst.dtype.category < 3 and s.dtype.is_complex:
-        import warnings
         warnings.warn("Casting complex values to real discards the imaginary part", UserWarning, stacklevel=3)
     arr = _host_or_backend_array(s, dst.device)
     _it.xp_copy(dst._array, arr.real if s.dtype.is_complex and not dst.dtype.is_complex else arr)
@@ -70,7 +71,6 @@ def _to_copy(self, dtype=None, layout=None, device=None, pin_memory=None, non_bl
         return out
     arr = _host_or_backend_array(impl, dev)
     if impl.dtype.is_complex and not dt.is_complex:
-        import warnings
         warnings.warn("Casting complex values to real discards the imaginary part", UserWarning, stacklevel=3)
         arr = arr.real
     _it.xp_copy(out._impl._array, arr)
@@ -78,19 +78,16 @@ def _to_copy(self, dtype=None, layout=None, device=None, pin_memory=None, non_bl
 
 
 def clone(self, memory_format=None):
-    from ..at import at
     return at._to_copy(self, None, None, None, None, False, memory_format)
 
 
 def contiguous(self, memory_format="contiguous_format"):
-    from ..at import at
     if self._impl.is_contiguous():
         return self
     return at.clone(self, "contiguous_format")
 
 
 def _to(self, dtype, device, non_blocking, copy, memory_format):
-    from ..at import at
     impl = self._impl
     dt = dtype if dtype is not None else impl.dtype
     dev = canonical(device) if device is not None else impl.device

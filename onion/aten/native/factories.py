@@ -11,6 +11,8 @@ from ...core.device import canonical
 from ...core.promotion import default_dtype_for_scalar
 from .. import iterator as _it
 from ..tensor_new import empty_tensor, wrap_cpu
+from .views import make_view
+from .copy import _like_strides
 
 
 def _check_size(size):
@@ -31,7 +33,6 @@ def empty_strided(size, stride, dtype=None, layout=None, device=None, pin_memory
     b = backend_for(dev)
     n = 1 + sum((s - 1) * st for s, st in zip(size, stride)) if all(size) else 0
     base = empty_tensor((n,), dt, dev)
-    from .views import make_view
     del b
     return make_view(base, size, tuple(stride), 0)
 
@@ -281,7 +282,6 @@ def _like(self, dtype, device, memory_format):
     dev = canonical(device) if device is not None else impl.device
     strides = None
     if memory_format in (None, "preserve_format"):
-        from .copy import _like_strides
         strides = _like_strides(impl)
     return empty_tensor(tuple(impl._array.shape), dt, dev, strides)
 

@@ -16,6 +16,9 @@ from ...core import dtype as _dt
 from ...core.promotion import DIMENSIONED, WRAPPED, can_cast, promote_pair, scalar_dtype
 from ..structured import CPP_TYPE_NAME as _CPP_NAME, Plan
 from ..view_geometry import broadcast_pair_for_op, expand as _expand_geometry, legacy_type_str, reshape_is_view
+from ..at import at
+from ..iterator import resize_out
+from ...core.tls import tls
 
 _LOW = (_dt.float16, _dt.bfloat16)
 
@@ -266,7 +269,6 @@ def addmm_impl(xp, plan, self, mat1, mat2, beta=1, alpha=1):
 
 def _dot(a, b):
     """at::dot, composed of mm (onion has no dot operator)."""
-    from ..at import at
     ai = a._impl
     bi = b._impl
     if ai.dtype is not bi.dtype:
@@ -299,7 +301,6 @@ def _mv_checks(mat, vec, result_dtype=None):
 
 def _mv(mat, vec):
     """at::mv, composed of mm (onion has no mv operator)."""
-    from ..at import at
     _mv_checks(mat, vec)
     return at._unsafe_view(at.mm(mat, at.unsqueeze(vec, 1)), (mat._impl._array.shape[0],))
 
@@ -347,8 +348,6 @@ def _prod(sizes):
 
 def _out_view(out, shape, inner_shape):
     """Resize ``out`` to ``shape``; a tensor of ``inner_shape`` writing into it, and whether it aliases."""
-    from ..at import at
-    from ..iterator import resize_out
     resize_out(out, shape)
     impl = out._impl
     if reshape_is_view(impl._array.shape, impl.strides, inner_shape) is not None:
@@ -357,7 +356,6 @@ def _out_view(out, shape, inner_shape):
 
 
 def _matmul_impl(out, tensor1, tensor2):
-    from ..at import at
     i1 = tensor1._impl
     i2 = tensor2._impl
     dim1 = i1._array.ndim
@@ -366,7 +364,6 @@ def _matmul_impl(out, tensor1, tensor2):
         raise RuntimeError(f"both arguments to matmul need to be at least 1D, but they are {dim1}D and {dim2}D")
     has_out = out is not None
     if has_out:
-        from ...core.tls import tls
         if tls.grad_enabled and (i1.requires_grad or i2.requires_grad or out._impl.requires_grad):
             raise RuntimeError("matmul(): functions with out=... arguments don't support automatic "
                                "differentiation, but one of the arguments requires grad.")
@@ -375,7 +372,6 @@ def _matmul_impl(out, tensor1, tensor2):
         if not has_out:
             return _dot(tensor1, tensor2)
         # dot_out: resize, check the dtype, then compute
-        from ..iterator import resize_out
         resize_out(out, ())
         if out._impl.dtype is not i1.dtype:
             raise RuntimeError(f"result dtype {out._impl.dtype.scalar_type_name} does not match input dtype "
@@ -486,8 +482,6 @@ def _matmul_impl(out, tensor1, tensor2):
 
 
 def _copy_into(out, r):
-    from ..at import at
-    from ..iterator import resize_out
     resize_out(out, r._impl._array.shape)
     at.copy_(out, r, False)
     return out
@@ -507,7 +501,6 @@ def matmul_out(self, other, out):
 # --------------------------------------------------------------------------
 
 def _flatten_nd_linear(input, weight, bias):
-    from ..at import at
     sizes = input._impl._array.shape
     flat = at.view(input, (_prod(sizes[:-1]), sizes[-1]))
     result = at.addmm(bias, flat, at.t(weight), 1, 1)
@@ -515,7 +508,6 @@ def _flatten_nd_linear(input, weight, bias):
 
 
 def linear(input, weight, bias=None):
-    from ..at import at
     ii = input._impl
     d_in = ii._array.ndim
     d_w = weight._impl._array.ndim
@@ -537,7 +529,6 @@ def linear(input, weight, bias=None):
 
 
 def linear_out(input, weight, bias=None, out=None):
-    from ..at import at
     if bias is not None and input._impl._array.ndim == 2:
         return at.addmm_out(bias, input, at.t(weight), 1, 1, out)
     at.matmul_out(input, at.t(weight), out)

@@ -5,6 +5,11 @@ from ...core import dtype as _dt
 from .. import iterator as _it
 from ..at import at
 from ..tensor_new import scalar_to_tensor, wrap
+import warnings
+from ..ufunc import _expected_strides
+from ...backends import backend_for
+from .. import view_geometry as g
+from ..tensor_new import empty_tensor
 
 
 def add_Scalar(self, other, alpha=1):
@@ -61,7 +66,6 @@ def _where_plan(condition, self, other):
         if c.dtype is not _dt.uint8:
             raise RuntimeError(f"where expected condition to be a boolean tensor, but got a tensor with dtype "
                                f"{c.dtype.scalar_type_name}")
-        import warnings
         warnings.warn("where received a uint8 condition tensor. This behavior is deprecated and will be removed in "
                       "a future version of PyTorch. Use a boolean condition instead.", UserWarning, stacklevel=4)
     impls = [c, self._impl, other._impl]
@@ -71,8 +75,6 @@ def _where_plan(condition, self, other):
 
 
 def _where_compute(condition, self, other):
-    from ..ufunc import _expected_strides
-    from ...backends import backend_for
     dt, dev, impls = _where_plan(condition, self, other)
     xp = backend_for(dev).xp
     arrays = [i._array for i in impls]
@@ -94,8 +96,6 @@ def _where_compute(condition, self, other):
 
 def where_self(condition, self, other):
     if condition._impl.device.type == "meta" or self._impl.device.type == "meta":
-        from .. import view_geometry as g
-        from ..tensor_new import empty_tensor
         dt, dev, impls = _where_plan(condition, self, other)
         shape = _it.broadcast_operands([tuple(i._array.shape) for i in impls])
         strides = tuple(g.output_strides_like(shape, [(tuple(i._array.shape), i.strides) for i in impls]))

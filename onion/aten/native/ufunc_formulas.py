@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from ...core import dtype as _dt
 from ..ufunc import UfuncFormula
+from .factories import checked_scalar
 
 FORMULAS: dict = {}
 
@@ -43,7 +44,6 @@ def alpha_check(dtype, alpha, *rest):
     if not dtype.is_complex and isinstance(alpha, complex):
         raise RuntimeError("For non-complex input tensors, argument alpha must not be a complex number.")
     if dtype.category == 1:
-        from .factories import checked_scalar
         checked_scalar(alpha, dtype)    # alpha must fit the integer type
 
 
@@ -350,7 +350,6 @@ def clamp_promote(ops, common):
             which = "clamp" if len(bounds) == 2 else ("clamp_min" if lo is not None else "clamp_max")
             raise _not_implemented(f"{which}_scalar_cpu", common)
         if common.category == 1:
-            from .factories import checked_scalar
             for v in values:
                 if v is not None:
                     checked_scalar(v, common)      # the bounds must fit the integer type

@@ -9,6 +9,8 @@ from ...backends import backend_for
 from ...core.tensor import make_tensor
 from ...core.tensor_impl import TensorImpl
 from .. import view_geometry as g
+from .copy import clone
+from ..at import at
 
 
 def _geom(t):
@@ -111,7 +113,6 @@ def _unsafe_view(self, size):
     shape = g.infer_size(tuple(size), impl._array.size)
     strides = g.compute_stride(sizes, impl.strides, shape)
     if strides is None:
-        from .copy import clone
         return _unsafe_view(clone(self, "contiguous_format"), shape)
     out = make_view(self, shape, strides, impl.storage_offset())
     out._impl._base = None
@@ -121,7 +122,6 @@ def _unsafe_view(self, size):
 
 def reshape(self, shape):
     """CompositeImplicitAutograd: a view when the geometry allows, else a copy."""
-    from ..at import at
     impl = self._impl
     sizes = tuple(impl._array.shape)
     shape = g.infer_size(tuple(shape), impl._array.size)
