@@ -80,7 +80,7 @@ def _run_plain(roots, grads, retain_graph: bool) -> None:
             buf = _run_pre_hooks(node, buf)
         nf = node.next_functions
         if buf[0] is not None or any(g is not None for g in buf):
-            outs = node.apply(tuple(buf))
+            outs = node.apply(buf)
             if node._hooks:
                 for h in node._hooks:
                     r = h(tuple(outs), tuple(buf))

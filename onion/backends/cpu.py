@@ -59,6 +59,11 @@ def storage_of_dense(array, device, xp):
     (``from_numpy``) may be strided views of a larger buffer: the storage then
     spans from the lowest to the highest byte the array touches.
     """
+    if array.flags.c_contiguous and array.size:     # what onion allocates: the array is its storage
+        data = array.reshape(-1).view(_uint8)
+        if not data.flags.writeable and array.flags.writeable:
+            data.flags.writeable = True
+        return Storage(data, data.size, device), 0
     item = array.dtype.itemsize
     if any(s < 0 for s in array.strides):
         raise ValueError("At least one stride in the given numpy array is negative, and tensors with negative "

@@ -47,6 +47,9 @@ def checked_scalar(value, dt):
     """A Python number as an element of ``dt``, refusing what would overflow (c10's checked_convert):
     out-of-range integers (unsigned types also take negatives down to -max, wrapping), finite floats
     beyond the type's range, NaN/inf into integers, complex with an imaginary part into real types."""
+    if (value == 0 or value == 1) and type(value) in (int, float, bool):   # fits every dtype
+        return dt.np.type(value)
+
     def overflow():
         return RuntimeError(f"value cannot be converted to type {_CPP_NAMES[dt.name]} without overflow")
     if isinstance(value, np.generic):
