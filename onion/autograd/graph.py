@@ -65,15 +65,18 @@ class Node:
         return self.apply(grads)
 
     def release_variables(self) -> None:
-        self._released = True
         names = self._saved_names
         if names is not None:
-            d = self.__dict__
-            for n in names:
-                v = d.get(n)
-                if v is not None:
-                    v.release()
+            if names:
+                self._released = True
+                d = self.__dict__
+                for n in names:
+                    v = d.get(n)
+                    if v is not None:
+                        v.released = True
+                        v.data = None
             return
+        self._released = True
         for k, v in list(vars(self).items()):
             if isinstance(v, SavedVariable):
                 v.release()
@@ -211,7 +214,7 @@ def detach(t):
 def grad_accumulator(t):
     """The (unique, weakly cached) AccumulateGrad of a leaf that requires grad."""
     impl = t._impl
-    ref = getattr(impl, "_grad_acc", None)
+    ref = impl._grad_acc
     node = ref() if ref is not None else None
     if node is None:
         node = AccumulateGrad(t)

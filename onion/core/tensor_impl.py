@@ -31,6 +31,7 @@ class TensorImpl:
     _inference = False
     _name = None
     _strides = None         # set when NumPy cannot tell (views of empty tensors)
+    _grad_acc = None        # weak reference to the leaf's AccumulateGrad (autograd)
 
     def __init__(self, array, dtype, device, keyset):
         self._array = array
