@@ -60,9 +60,13 @@ def permute(self, dims):
 
 
 def expand(self, size, implicit=False):
-    impl = self._impl
-    type_str = g.legacy_type_str(impl.dtype.scalar_type_name, impl.device.type)
-    return make_view(self, *g.expand(*_geom(self), tuple(size), type_str))
+    geom = _geom(self)
+    try:
+        return make_view(self, *g.expand(*geom, tuple(size), ""))
+    except RuntimeError:    # the message names the tensor type: only worked out when it is needed
+        impl = self._impl
+        g.expand(*geom, tuple(size), g.legacy_type_str(impl.dtype.scalar_type_name, impl.device.type))
+        raise
 
 
 def unsqueeze(self, dim):
