@@ -275,7 +275,9 @@ def _filled_like(self, dtype, device, memory_format, value):
     if device is None and impl.device.type == "cpu" and memory_format in (None, "preserve_format") \
             and a.flags.c_contiguous:
         dt = dtype or impl.dtype
-        return wrap_cpu(np.full(a.shape, checked_scalar(value, dt), dt.np), dt)
+        out = np.empty(a.shape, dt.np)
+        out.fill(checked_scalar(value, dt))
+        return wrap_cpu(out, dt)
     return _fill(_like(self, dtype, device, memory_format), value)
 
 
