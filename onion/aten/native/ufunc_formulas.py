@@ -85,7 +85,7 @@ def _not_implemented(kernel, dtype):
 def add(xp, self, other, alpha):
     if alpha == 1:
         return xp.add(self, other)
-    if self.dtype == xp.bool_:
+    if self.dtype.kind == "b":
         return xp.logical_or(self, xp.logical_and(other, bool(alpha)))
     return xp.add(self, xp.multiply(other, _as_elem(xp, alpha, other)))
 
@@ -100,9 +100,7 @@ def sub(xp, self, other, alpha):
 
 @formula("binary", 2)
 def mul(xp, self, other):
-    if self.dtype == xp.bool_:
-        return xp.logical_and(self, other)
-    return xp.multiply(self, other)
+    return xp.multiply(self, other)        # on bool arrays this is logical and
 
 
 @formula("binary_float", 2, errstate=True)
@@ -275,7 +273,7 @@ def _scalar_base(ops) -> bool:
 @formula("binary", 2, errstate=True, operand_check=pow_operand_check, extra_dtypes=(_dt.bool,),
          plain_layout=_scalar_base)
 def pow(xp, self, exponent):  # noqa: A001 - the operator's name
-    if self.dtype == xp.bool_:
+    if self.dtype.kind == "b":
         return xp.logical_or(self, xp.logical_not(exponent))
     if self.dtype.kind == "i":
         return _int_pow(xp, self, exponent)
