@@ -9,6 +9,7 @@ from ..core.storage import Storage
 from .base import Backend, register_backend
 
 _uint8 = np.uint8
+_itemsize: dict = {}       # NumPy dtype -> itemsize, filled below for onion's dtypes
 _ndarray = np.ndarray
 
 
@@ -24,7 +25,9 @@ class CPUBackend(Backend):
         return strided_empty(np, shape, strides, np_dtype)
 
     def view(self, storage, shape, strides, offset, np_dtype):
-        item = np.dtype(np_dtype).itemsize
+        item = _itemsize.get(np_dtype) or np.dtype(np_dtype).itemsize
+        if len(strides) == 1:
+            return _ndarray(shape, np_dtype, storage.data, offset * item, (strides[0] * item,))
         return _ndarray(shape, np_dtype, storage.data, offset * item, tuple(s * item for s in strides))
 
     def storage_of(self, array, device):
@@ -82,4 +85,11 @@ def storage_of_dense(array, device, xp):
     return Storage(data, data.size, device), 0
 
 
+def _fill_itemsizes():
+    from ..core.dtype import ALL_DTYPES
+    for d in ALL_DTYPES:
+        _itemsize[d.np] = d.itemsize
+
+
+_fill_itemsizes()
 register_backend(CPUBackend())
