@@ -15,7 +15,7 @@ import yaml
 from ..dispatch.schema import parse_schema
 from .model import CodegenError, Loc, _LineLoader
 
-META_ATTRS = {"shape": "tuple({}._impl._array.shape)", "dtype": "{}._impl.dtype", "device": "{}._impl.device",
+META_ATTRS = {"shape": "{}._impl._array.shape", "dtype": "{}._impl.dtype", "device": "{}._impl.device",
               "stride": "{}._impl.strides", "storage_offset": "{}._impl.storage_offset()"}
 # nodes PyTorch writes by hand (copy_), or whose index counts PyTorch entries onion does not declare
 # (fill.Scalar, fill.Tensor come before fill_ there): operator -> (class name, name() or None)

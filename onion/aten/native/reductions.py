@@ -143,6 +143,7 @@ def _retyped(plan, dtype):
 _f32_np = _float32.np
 _c64_np = _dt.complex64.np
 _WIDER = {_f32_np: _dt.float64.np, _c64_np: _dt.complex128.np}
+_ADD_REDUCE: dict = {}     # array namespace -> its add.reduce (or sum)
 
 
 def _float_sum(xp, a, axis, acc):
@@ -157,10 +158,11 @@ def _float_sum(xp, a, axis, acc):
         inner = axis is None or axis[-1] == nd - 1 and axis == tuple(range(nd - len(axis), nd))
         if not (inner and a.flags.c_contiguous):
             return xp.sum(a, axis=axis, dtype=_WIDER[acc]).astype(acc)
-    reduce = getattr(xp.add, "reduce", None)     # NumPy's ufunc method skips np.sum's Python wrapper
-    if reduce is not None:
-        return reduce(a, axis=axis, dtype=acc)
-    return xp.sum(a, axis=axis, dtype=acc)
+    reduce = _ADD_REDUCE.get(xp)
+    if reduce is None:      # NumPy's ufunc method skips np.sum's Python wrapper
+        reduce = _ADD_REDUCE[xp] = getattr(xp.add, "reduce", None) or \
+            (lambda a, axis=None, dtype=None, _xp=xp: _xp.sum(a, axis=axis, dtype=dtype))
+    return reduce(a, axis=axis, dtype=acc)
 
 
 def sum_impl(xp, plan, self, dim, keepdim=False, dtype=None):
