@@ -13,7 +13,7 @@ import numpy as _np
 
 from ..core import dtype as _dt
 from ..core.promotion import DIMENSIONED, WRAPPED, ZERO_DIM, can_cast, promote_pair, result_type_of
-from .view_geometry import broadcast_pair_for_op, broadcast_shapes
+from .view_geometry import broadcast_pair_for_op
 from ..backends import backend_for
 from .view_geometry import contiguous_strides
 from .view_geometry import is_non_overlapping_and_dense
@@ -198,10 +198,6 @@ def xp_copy(dst, src) -> None:
         np.copyto(dst, src, casting="unsafe")
     else:  # CuPy and array-API namespaces
         dst[...] = src
-
-
-def default_float():
-    return _dt.get_default_dtype()
 
 
 __all__ = ["priority", "common_dtype2", "common_dtype", "check_devices", "broadcast_error", "broadcast_operands",

@@ -13,7 +13,6 @@ from dataclasses import dataclass, field
 from ..core import dtype as _dt
 from ..core.dtype import get_default_dtype
 from . import iterator as _it
-from ..backends import backend_for as _backend_for
 import functools
 from ..backends import backend_for
 from .tensor_new import wrap
@@ -179,28 +178,10 @@ def plan(opname: str, formula: UfuncFormula, impls, scalars, operands=None):
     return compute, formula.out_dtype(compute), dev
 
 
-def compute(opname: str, formula: UfuncFormula, loops: dict, impls, scalars, compute_dtype):
-    loop = loops.get(compute_dtype)
-    if loop is None:
-        raise not_implemented_for(formula, compute_dtype)
-    arrays = [i._array for i in impls]
-    try:
-        return loop(*arrays, *scalars)
-    except ValueError as e:
-        if "broadcast" in str(e):
-            _it.broadcast_error(opname, impls, e)
-        raise
-
-
-__all__ = ["UfuncFormula", "instantiate", "plan", "compute", "parse_dtype_spec", "not_implemented_for"]
+__all__ = ["UfuncFormula", "instantiate", "plan", "parse_dtype_spec", "not_implemented_for"]
 
 
 # --- what the generated elementwise kernels call when the fast path does not apply --
-def _loops_for(formula: UfuncFormula, device, dtypes_ok):
-    b = backend_for(device)
-    return b
-
-
 def _operands(opname, operands):
     """Tensors among the operands (Scalars were wrapped by the caller; None skipped)."""
     return [o._impl for o in operands if o is not None]

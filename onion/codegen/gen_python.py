@@ -231,7 +231,7 @@ def gen_stubs(fns) -> str:
                     star = True
                 d = render_default(a)
                 pn = "input" if a.name == "self" else a.name
-                params.append(f"{pn}: Any" + (f" = ..." if d is not None else ""))
+                params.append(f"{pn}: Any" + (" = ..." if d is not None else ""))
             lines.append("@overload" if len(fs) > 1 else "")
             lines.append(f"def {name}({', '.join(params)}) -> Any: ...  # {f.func}")
     lines.insert(1, "from typing import overload")

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..core.dispatch_key import (ALIAS_COVERS, AUTOGRAD_KEYS, BACKEND_KEYS, BACKEND_OF_AUTOGRAD,
+from ..core.dispatch_key import (AUTOGRAD_KEYS, BACKEND_KEYS, BACKEND_OF_AUTOGRAD,
                                  RUNTIME_KEYS, K)
 
 
@@ -100,8 +100,3 @@ def compute_table(kernels: dict, fallbacks: dict, adapt_fallback) -> tuple[list,
         if entry is not None and entry.is_fallthrough:
             skip |= 1 << int(key)
     return table, skip
-
-
-def covered_keys(key: K) -> int:
-    """Runtime keys a registration under ``key`` can serve (itself, or an alias's set)."""
-    return ALIAS_COVERS.get(key, 1 << int(key) if int(key) < len(RUNTIME_KEYS) else 0)

@@ -4,7 +4,7 @@ from __future__ import annotations
 import os
 
 from ..core.dispatch_key import K
-from .dispatch_table import FALLTHROUGH, KernelRegistration
+from .dispatch_table import KernelRegistration
 from .operator import OperatorHandle
 from .schema import FunctionSchema
 
@@ -96,7 +96,3 @@ class Dispatcher:
 
 
 dispatcher = Dispatcher()
-
-
-def fallthrough_registration(key: K, debug: str) -> KernelRegistration:
-    return KernelRegistration(key, FALLTHROUGH, debug, boxed=True)

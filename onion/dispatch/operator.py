@@ -6,7 +6,7 @@ recomputes the table and clears both caches.
 """
 from __future__ import annotations
 
-from ..core.dispatch_key import RUNTIME_KEYS, K, keys_of
+from ..core.dispatch_key import RUNTIME_KEYS, K
 from ..core.tls import tls
 from .dispatch_table import FALLTHROUGH, KernelRegistration, compute_table
 
@@ -145,10 +145,6 @@ class OperatorHandle:
 
     def __repr__(self):
         return f"OperatorHandle({self.qualified_name})"
-
-
-def describe_keys(ks: int) -> str:
-    return ", ".join(k.name for k in keys_of(ks))
 
 
 __all__ = ["OperatorHandle", "FALLTHROUGH"]

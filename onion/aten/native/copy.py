@@ -3,7 +3,6 @@ from __future__ import annotations
 
 from ...backends import backend_for
 from ...core.device import canonical
-from ...core.dtype import get_default_dtype  # noqa: F401
 from .. import iterator as _it
 from .. import view_geometry as g
 from ..tensor_new import empty_tensor

@@ -386,7 +386,3 @@ def clamp(xp, self, lo, hi):
     if hi is None:
         return xp.maximum(self, lo)
     return xp.minimum(xp.maximum(self, lo), hi)
-
-
-def where_formula(xp, cond, self, other):
-    return xp.where(cond, self, other)

@@ -1,2 +1,0 @@
-"""CompositeImplicitAutograd bodies that belong to no other family."""
-from __future__ import annotations
