@@ -43,11 +43,13 @@ def _size(t) -> str:
     return "torch.Size([" + ", ".join(str(s) for s in t._impl._array.shape) + "])"
 
 
-def _run_plain(roots, grads, retain_graph: bool) -> None:
-    """``backward()`` without ``inputs=``: the common case, kept to the fewest Python steps.
+def _run_graph(roots, grads, retain_graph: bool, decide=None) -> None:
+    """Count dependencies, then run ready nodes in decreasing sequence order, summing the
+    gradients for each input of a node before it runs.
 
-    Same algorithm as ``run_backward``: count dependencies, then run ready nodes in
-    decreasing sequence order, summing gradients per input before a node runs.
+    ``decide(node, buf)`` (``autograd.grad`` / ``backward(inputs=...)``) sees every node's
+    incoming gradients and says whether to run it; without it every node runs, which keeps
+    the common ``backward()`` to the fewest Python steps.
     """
     deps = {}
     stack = [n for n, _ in roots]
@@ -79,7 +81,7 @@ def _run_plain(roots, grads, retain_graph: bool) -> None:
         if node._pre_hooks or node._node_pre_hooks or (node._is_accumulate and node.variable._impl._hooks):
             buf = _run_pre_hooks(node, buf)
         nf = node.next_functions
-        if buf[0] is not None or any(g is not None for g in buf):
+        if (decide is None or decide(node, buf)) and (buf[0] is not None or any(g is not None for g in buf)):
             outs = node.apply(buf)
             if node._hooks:
                 for h in node._hooks:
@@ -111,6 +113,30 @@ def _run_plain(roots, grads, retain_graph: bool) -> None:
             k += 1
 
 
+def _needed_nodes(roots, capture) -> set:
+    """Ids of the nodes from which a capture point can be reached (the only ones worth running)."""
+    parents = {}
+    seen = set()
+    stack = [n for n, _ in roots]
+    while stack:
+        n = stack.pop()
+        if id(n) in seen:
+            continue
+        seen.add(id(n))
+        for nxt, _ in n.next_functions:
+            if nxt is not None:
+                parents.setdefault(id(nxt), []).append(id(n))
+                stack.append(nxt)
+    needed = set()
+    stack = [key[0] for key in capture if key[0] in seen]
+    while stack:
+        k = stack.pop()
+        if k not in needed:
+            needed.add(k)
+            stack.extend(parents.get(k, ()))
+    return needed
+
+
 def run_backward(outputs, grad_outputs, retain_graph: bool, create_graph: bool, inputs=None,
                  allow_unused: bool = False, accumulate: bool = True):
     """Run the graph from ``outputs``; returns the captured grads of ``inputs`` (when not accumulating)."""
@@ -121,121 +147,36 @@ def run_backward(outputs, grad_outputs, retain_graph: bool, create_graph: bool, 
             raise RuntimeError(f"element {i} of tensors does not require grad and does not have a grad_fn")
         roots.append(edge)
     grads = _make_grads(outputs, grad_outputs)
-    if inputs is None:
-        prev_grad = tls.grad_enabled
-        tls.grad_enabled = create_graph
-        try:
-            _run_plain(roots, grads, retain_graph)
-        finally:
-            tls.grad_enabled = prev_grad
-        return []
-
-    # capture points for autograd.grad / backward(inputs=...)
-    capture = {}
+    decide = None
+    results = []
     if inputs is not None:
+        # capture points for autograd.grad / backward(inputs=...)
+        capture = {}
         for k, t in enumerate(inputs):
             node, nr = gradient_edge(t)
             if node is None:
                 raise RuntimeError("One of the differentiated Tensors does not require grad")
             capture.setdefault((id(node), nr), []).append(k)
+        needed = _needed_nodes(roots, capture)
+        results = [None] * len(inputs)
 
-    # dependency counts over the reachable graph (nodes hash by identity)
-    deps = {}
-    parents = {} if inputs is not None else None
-    stack = [n for n, _ in roots]
-    seen = set()
-    while stack:                      # iterative: graphs can be deeper than Python's recursion limit
-        n = stack.pop()
-        if n in seen:
-            continue
-        seen.add(n)
-        for nxt, _ in n.next_functions:
-            if nxt is not None:
-                deps[nxt] = deps.get(nxt, 0) + 1
-                stack.append(nxt)
-                if parents is not None:
-                    parents.setdefault(id(nxt), []).append(id(n))
-
-    needed = None
-    if inputs is not None:
-        # only run nodes from which a capture point is reachable: walk the edges backwards from them
-        needed = set()
-        seen_ids = {id(n) for n in seen}
-        stack = [key[0] for key in capture if key[0] in seen_ids]
-        while stack:
-            k = stack.pop()
-            if k in needed:
-                continue
-            needed.add(k)
-            stack.extend(parents.get(k, ()))
-
-    buffers = {}
-    for (node, nr), g in zip(roots, grads):
-        buf = buffers.get(node)
-        if buf is None:
-            buf = buffers[node] = [None] * _num_inputs(node)
-        buf[nr] = _add(buf[nr], g)
-    results = [None] * (len(inputs) if inputs is not None else 0)
-    ready = []
-    counter = 0
-    for node in buffers:       # each root once; a node is queued when its last dependent has run
-        if deps.get(node, 0) == 0:
-            heapq.heappush(ready, (-node._sequence_nr, counter, node))
-            counter += 1
-    push, pop = heapq.heappush, heapq.heappop
+        def capture_and_decide(node, buf):
+            for nr, g in enumerate(buf):
+                for k in capture.get((id(node), nr), ()):
+                    results[k] = g
+            if node._is_accumulate:
+                return accumulate and (id(node), 0) in capture
+            return id(node) in needed
+        decide = capture_and_decide
 
     prev_grad = tls.grad_enabled
     tls.grad_enabled = create_graph
-    plain = inputs is None
     try:
-        while ready:
-            node = pop(ready)[2]
-            buf = buffers.pop(node, None) or [None] * node._num_outputs
-            if node._pre_hooks or node._node_pre_hooks or (node._is_accumulate and node.variable._impl._hooks):
-                buf = _run_pre_hooks(node, buf)
-            if plain:
-                run = True
-            else:
-                if capture:
-                    for nr, g in enumerate(buf):
-                        for k in capture.get((id(node), nr), ()):
-                            results[k] = g
-                run = id(node) in needed and not (node._is_accumulate and not accumulate)
-                if accumulate and node._is_accumulate:
-                    run = (id(node), 0) in capture
-            if run and (buf[0] is not None or any(g is not None for g in buf)):
-                outs = node.apply(tuple(buf))
-                if node._hooks:
-                    for h in node._hooks:
-                        r = h(tuple(outs), tuple(buf))
-                        if r is not None:
-                            outs = tuple(r)
-                if not retain_graph:
-                    node.release_variables()
-            else:
-                outs = (None,) * len(node.next_functions)
-            in_meta = node._in_meta
-            k = -1
-            for (nxt, nr), g in zip(node.next_functions, outs):
-                k += 1
-                if nxt is None:
-                    continue
-                if g is not None:
-                    if in_meta is not None:
-                        m = in_meta[k]
-                        if m is not None and (g._impl.dtype is not m[1] or g._impl._array.shape != m[0]):
-                            g = _validate(g, m, node, k)
-                    b = buffers.get(nxt)
-                    if b is None:
-                        b = buffers[nxt] = [None] * nxt._num_outputs
-                    b[nr] = g if b[nr] is None else b[nr] + g
-                left = deps[nxt] - 1
-                deps[nxt] = left
-                if left == 0:
-                    push(ready, (-nxt._sequence_nr, counter, nxt))
-                    counter += 1
+        _run_graph(roots, grads, retain_graph, decide)
     finally:
         tls.grad_enabled = prev_grad
+    if inputs is None:
+        return results
     if inputs is not None and not accumulate:
         for k, r in enumerate(results):
             if r is None and not allow_unused:
