@@ -122,17 +122,23 @@ def _kernel_name(base, device):
 # sum
 # --------------------------------------------------------------------------
 
+def _in_out_dtype(impl_fn, self, dim, keepdim, check=None):
+    """The ``out=`` dtype rule of sum/mean/prod without ``dtype=``: compute in out's dtype
+    (the input cast to it first), after ``check(out dtype)``."""
+    def rule(plan, odt, xp):
+        if check is not None:
+            check(odt)
+        if xp is not None:
+            return impl_fn(xp, _retyped(plan, odt), self, dim, keepdim, odt)
+    return rule
+
+
 def meta_sum(self, dim, keepdim=False, dtype=None):
     impl = self._impl
     shape = impl._array.shape
     dims = _reduce_dims(dim, len(shape))
     out_shape, axis = _reduced_shape(shape, dims, keepdim)
-    rule = None
-    if dtype is None:
-        # sum.IntList_out without dtype= sums in out's dtype (the input cast to it first)
-        def rule(plan, odt, xp):
-            if xp is not None:
-                return sum_impl(xp, _retyped(plan, odt), self, dim, keepdim, odt)
+    rule = None if dtype is not None else _in_out_dtype(sum_impl, self, dim, keepdim)
     return Plan(out_shape, _int_or_float_result(impl.dtype, dtype), impl.device, None, axis, rule)
 
 
@@ -196,17 +202,16 @@ def meta_mean(self, dim, keepdim=False, dtype=None):
     shape = impl._array.shape
     dims = _reduce_dims(dim, len(shape))
     out_shape, axis = _reduced_shape(shape, dims, keepdim)
-    rule = None
-    if dtype is None:
-        # mean.out without dtype= computes in out's dtype: sum_out(out, ...).div_(n),
-        # whose true division cannot write an integral or bool out
-        def rule(plan, odt, xp):
-            if odt.category < 2:
-                raise RuntimeError(f"result type {_dt.get_default_dtype().scalar_type_name} can't be cast to the "
-                                   f"desired output type {odt.scalar_type_name}")
-            if xp is not None:
-                return mean_impl(xp, _retyped(plan, odt), self, dim, keepdim, odt)
+    # mean.out without dtype= computes in out's dtype: sum_out(out, ...).div_(n),
+    # whose true division cannot write an integral or bool out
+    rule = None if dtype is not None else _in_out_dtype(mean_impl, self, dim, keepdim, _mean_out_check)
     return Plan(out_shape, out_dtype, impl.device, None, axis, rule)
+
+
+def _mean_out_check(odt):
+    if odt.category < 2:
+        raise RuntimeError(f"result type {_dt.get_default_dtype().scalar_type_name} can't be cast to the "
+                           f"desired output type {odt.scalar_type_name}")
 
 
 def mean_impl(xp, plan, self, dim, keepdim=False, dtype=None):
@@ -240,12 +245,7 @@ def meta_prod(self, dim, keepdim=False, dtype=None):
     shape = impl._array.shape
     d = wrap_dim(dim, len(shape))
     out_shape, axis = _reduced_shape(shape, (d,), keepdim)
-    rule = None
-    if dtype is None:
-        # prod.int_out without dtype= multiplies in out's dtype (the input cast to it first)
-        def rule(plan, odt, xp):
-            if xp is not None:
-                return prod_impl(xp, _retyped(plan, odt), self, dim, keepdim, odt)
+    rule = None if dtype is not None else _in_out_dtype(prod_impl, self, dim, keepdim)
     return Plan(out_shape, _int_or_float_result(impl.dtype, dtype), impl.device, None, axis, rule)
 
 
