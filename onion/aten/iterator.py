@@ -170,7 +170,8 @@ def write_out(opname: str, out, result_array, result_dtype, inplace: bool = Fals
 
     ``inputs`` (impls) are checked for partial memory overlap with ``out``."""
     impl = out._impl
-    impl.check_writable()
+    if impl._inference:
+        impl.check_writable()
     # TensorIterator's order: memory overlap, shapes, dtypes, then resizing the output
     check_internal_overlap(impl)
     if inputs:
