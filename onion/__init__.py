@@ -50,8 +50,13 @@ def _load() -> None:
     from .modes.python_dispatch import register_python_fallback
     g = globals()
     g["_FALLBACK_LIBS"] = (register_default_fallbacks(), register_python_fallback())
-    from ._generated import operators, register_kernels  # noqa: F401
-    from ._generated.functions import FUNCTIONS
+    import importlib
+    from ._generated import REGISTRATIONS, operators  # noqa: F401
+    from .backends import BACKENDS
+    for module, device_type in REGISTRATIONS.items():
+        if device_type is None or device_type in BACKENDS:
+            importlib.import_module(f"{__name__}._generated.{module}")
+    from ._generated.python_functions import FUNCTIONS
     from ._generated.tensor_methods import METHODS
     from .aten.tensor_new import scalar_to_tensor
     from .dispatch import arguments

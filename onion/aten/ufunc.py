@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 
 from ..core import dtype as _dt
 from ..core.dtype import get_default_dtype
+from ..core.dtype_groups import DTYPE_GROUPS, parse_loop_spec
 from . import iterator as _it
 import functools
 from ..backends import backend_for
@@ -20,28 +21,10 @@ from .view_geometry import contiguous_strides
 from .view_geometry import output_strides_like
 from .tensor_new import empty_tensor
 
-DTYPE_GROUPS = {
-    "All": ("uint8", "int8", "int16", "int32", "int64", "float32", "float64"),
-    "AllAndComplex": ("uint8", "int8", "int16", "int32", "int64", "float32", "float64", "complex64", "complex128"),
-    "Floating": ("float32", "float64"),
-    "FloatingAndComplex": ("float32", "float64", "complex64", "complex128"),
-    "Integral": ("uint8", "int8", "int16", "int32", "int64"),
-    "Complex": ("complex64", "complex128"),
-    "BFloat16": ("bfloat16",), "Half": ("float16",), "Bool": ("bool",), "ComplexHalf": (),
-}
-
-
 def parse_dtype_spec(spec: str) -> tuple:
     """``"add (AllAndComplex, BFloat16, Half)"`` -> ("add", (dtypes...))."""
-    name, _, rest = spec.partition("(")
-    groups = [g.strip() for g in rest.rstrip(")").split(",") if g.strip()] if rest else ["AllAndComplex", "Bool",
-                                                                                          "BFloat16", "Half"]
-    names = []
-    for g in groups:
-        if g not in DTYPE_GROUPS:
-            raise ValueError(f"unknown dtype group '{g}' (known: {', '.join(DTYPE_GROUPS)})")
-        names.extend(DTYPE_GROUPS[g])
-    return name.strip(), tuple(_dt.DTYPE_BY_NAME[n] for n in dict.fromkeys(names))
+    name, groups = parse_loop_spec(spec)
+    return name, dtypes_of(groups)
 
 
 @dataclass
@@ -61,7 +44,8 @@ class UfuncFormula:
     errstate: bool = False
     opmath: bool = True
     torch_name: str = ""
-    fast_ok: str = ""         # codegen: an expression over `dt` and the scalars under which `check` can be skipped
+    # ``skip_check(dtype, *scalars) -> bool``: the fast path may skip ``check`` (it has nothing to say)
+    skip_check: object = None
     loops: dict = field(default_factory=dict)    # (backend type, dtype) -> loop
     # checks that need the operands themselves (wrapped numbers, absent optional bounds):
     # ``operand_check(ops, compute_dtype, *scalars)`` with ``ops`` the operands' impls (None where absent)
@@ -326,3 +310,222 @@ def raise_value_error(opname, impls, exc):
     if "broadcast" in str(exc):
         _it.broadcast_error(opname, impls, exc)
     raise RuntimeError(f"{opname}: {exc}") from None
+
+
+# --- kernels the generated registrations bind -------------------------------------
+_FAST_KINDS = frozenset({"binary", "unary", "comparison", "unary_float", "binary_float", "abs"})
+
+
+def dtypes_of(groups) -> tuple:
+    """The dtypes of ``ufunc_inner_loop`` groups (``("AllAndComplex", "Half")``), in order, once each."""
+    names = [n for g in groups for n in DTYPE_GROUPS[g]]
+    return tuple(_dt.DTYPE_BY_NAME[n] for n in dict.fromkeys(names))
+
+
+def _operand_wrapper(kinds):
+    """Turns Scalar operands into wrapped-number tensors (``None`` when every operand is a Tensor)."""
+    if all(k in ("Tensor", "Tensor?") for k in kinds):
+        return None
+    from .tensor_new import scalar_to_tensor
+
+    def wrap_operands(values):
+        return tuple(scalar_to_tensor(v) if k.startswith("Scalar") and v is not None else v
+                     for k, v in zip(kinds, values))
+    return wrap_operands
+
+
+class Ufunc:
+    """One formula instantiated for one backend: its per-dtype loops, and the kernels
+    (functional, ``out=``, in-place) that generated registrations bind by name.
+
+    Kernels take ``(keyset, *operands, *scalars[, out])``: operands are the formula's
+    Tensor/Scalar inputs (``kinds``), scalars its other arguments."""
+
+    def __init__(self, formula: UfuncFormula, backend_type: str, xp, dtype_groups, scalar_only=None):
+        """``xp`` None: the backend's loops are made on first use (its namespace may not exist yet);
+        ``scalar_only``: the formula of the ``ScalarOnly`` entry, for a tensor with a Python number."""
+        self.formula = formula
+        self.backend_type = backend_type
+        dtypes = dtypes_of(dtype_groups)
+        self.loops = instantiate(formula, backend_type, xp, dtypes) if xp is not None else {}
+        fast = backend_type == "cpu" and xp is not None
+        self.direct = instantiate_direct(formula, xp, dtypes) if fast else {}
+        self.with_scalar = instantiate_scalar(scalar_only or formula, xp, dtypes) if fast else {}
+
+    def _fast_ok(self, kinds) -> bool:
+        f = self.formula
+        return (self.backend_type == "cpu" and f.kind in _FAST_KINDS and f.promote is None
+                and f.plain_layout is None and kinds[0] == "Tensor" and len(kinds) <= 2
+                and all(k in ("Tensor", "Scalar") for k in kinds))
+
+    def functional(self, opname: str, kinds):
+        if self._fast_ok(kinds):
+            return _binary_fast(self, opname, kinds[1] == "Scalar") if len(kinds) == 2 else _unary_fast(self, opname)
+        formula, n, wrap_ops = self.formula, len(kinds), _operand_wrapper(kinds)
+
+        def kernel(ks, *args):
+            ops = args[:n] if wrap_ops is None else wrap_ops(args[:n])
+            return functional(opname, formula, ops, args[n:])
+        return kernel
+
+    def out(self, opname: str, kinds):
+        formula, n, wrap_ops = self.formula, len(kinds), _operand_wrapper(kinds)
+
+        def kernel(ks, *args):
+            ops = args[:n] if wrap_ops is None else wrap_ops(args[:n])
+            return out_variant(opname, formula, ops, args[n:-1], args[-1])
+        return kernel
+
+    def inplace(self, opname: str, kinds):
+        formula, n, wrap_ops = self.formula, len(kinds), _operand_wrapper(kinds)
+
+        def kernel(ks, *args):
+            ops = args[:n] if wrap_ops is None else wrap_ops(args[:n])
+            return inplace_variant(opname, formula, ops, args[n:])
+        return kernel
+
+
+class MetaUfunc(Ufunc):
+    """The Meta twins: shapes, dtypes and checks, no data."""
+
+    def __init__(self, formula: UfuncFormula):
+        super().__init__(formula, "meta", None, ())
+
+    def functional(self, opname: str, kinds):
+        formula, n, wrap_ops = self.formula, len(kinds), _operand_wrapper(kinds)
+
+        def kernel(ks, *args):
+            ops = args[:n] if wrap_ops is None else wrap_ops(args[:n])
+            return meta_functional(opname, formula, ops, args[n:])
+        return kernel
+
+    def out(self, opname: str, kinds):
+        formula, n, wrap_ops = self.formula, len(kinds), _operand_wrapper(kinds)
+
+        def kernel(ks, *args):
+            ops = args[:n] if wrap_ops is None else wrap_ops(args[:n])
+            return meta_out(opname, formula, ops, args[n:-1], args[-1])
+        return kernel
+
+    def inplace(self, opname: str, kinds):
+        formula, n, wrap_ops = self.formula, len(kinds), _operand_wrapper(kinds)
+
+        def kernel(ks, *args):
+            ops = args[:n] if wrap_ops is None else wrap_ops(args[:n])
+            return meta_inplace(opname, formula, ops, args[n:])
+        return kernel
+
+
+def _check_of(formula: UfuncFormula):
+    """``check(dtype, *scalars)`` unless ``skip_check`` says it has nothing to say (None: no check)."""
+    check, skip = formula.check, formula.skip_check
+    if check is None or skip is None:
+        return check
+
+    def checked(dt, *scalars):
+        if not skip(dt, *scalars):
+            check(dt, *scalars)
+    return checked
+
+
+def _binary_fast(uf: Ufunc, opname: str, wrap_other: bool):
+    """CPU functional kernel for two operands: same dtype (or a tensor and a wrapped Python number
+    that does not change its dtype) runs the loop straight on the arrays; anything else takes the
+    general path (promotion, strided layouts)."""
+    from .tensor_new import CPU_KS, scalar_to_tensor, wrap_cpu
+    from ..core.device import CPU
+    from ..core.tensor import Tensor
+    from ..core.tensor_impl import TensorImpl
+    from ..core.tls import tls
+    import numpy as np
+    formula, direct, with_scalar = uf.formula, uf.direct, uf.with_scalar
+    check, operand_check = _check_of(formula), formula.operand_check
+    floating_only = formula.kind in ("unary_float", "binary_float")
+    to_bool = formula.kind == "comparison"
+    nd, new, bool_ = np.ndarray, object.__new__, _dt.bool
+
+    def kernel(ks, self, other, *scalars):
+        if wrap_other:
+            other = scalar_to_tensor(other)
+        ai = self._impl
+        bi = other._impl
+        dt = ai.dtype
+        if dt is bi.dtype and not ai.is_wrapped_number:
+            loop = direct.get(dt)
+            same = True
+        elif (bi.is_wrapped_number and not ai.is_wrapped_number and dt.category >= bi.dtype.category
+              and dt.category >= 2 and bi.dtype is not bool_):
+            loop = with_scalar.get(dt)
+            same = False
+        else:
+            loop = None
+        if loop is None or (floating_only and dt.category < 2):
+            return functional(opname, formula, (self, other), scalars)
+        if operand_check is not None:
+            operand_check((ai, bi), dt, *scalars)
+        if check is not None:
+            check(dt, *scalars)
+        a = ai._array
+        if same:
+            b = bi._array
+            try:
+                r = loop(a, b, *scalars)
+            except ValueError as exc:
+                raise_value_error(opname, (ai, bi), exc)
+            contiguous = a.flags.c_contiguous and b.flags.c_contiguous
+        else:
+            try:
+                r = loop(a, bi._array.astype(dt.np), *scalars)
+            except (ValueError, OverflowError, TypeError):
+                return functional(opname, formula, (self, other), scalars)
+            contiguous = a.flags.c_contiguous
+        if type(r) is nd:
+            if r.ndim > 1 and not contiguous:
+                return functional(opname, formula, (self, other), scalars)
+            if not tls.inference_mode:
+                t = new(Tensor)
+                t._impl = TensorImpl(r, bool_ if to_bool else dt, CPU, CPU_KS)
+                return t
+        return wrap_cpu(r, bool_ if to_bool else dt)
+    return kernel
+
+
+def _unary_fast(uf: Ufunc, opname: str):
+    """CPU functional kernel for one operand in a dtype the formula keeps: the loop on the array."""
+    from .tensor_new import CPU_KS, wrap_cpu
+    from ..core.device import CPU
+    from ..core.tensor import Tensor
+    from ..core.tensor_impl import TensorImpl
+    from ..core.tls import tls
+    import numpy as np
+    formula, direct = uf.formula, uf.direct
+    check, operand_check = _check_of(formula), formula.operand_check
+    floating_only = formula.kind in ("unary_float", "binary_float")
+    real_only = formula.kind == "abs"
+    to_bool = formula.kind == "comparison"
+    nd, new, bool_ = np.ndarray, object.__new__, _dt.bool
+
+    def kernel(ks, self, *scalars):
+        ai = self._impl
+        dt = ai.dtype
+        loop = direct.get(dt)
+        if loop is None or (floating_only and dt.category < 2) or (real_only and dt.is_complex):
+            return functional(opname, formula, (self,), scalars)
+        if operand_check is not None:
+            operand_check((ai,), dt, *scalars)
+        if check is not None:
+            check(dt, *scalars)
+        a = ai._array
+        try:
+            r = loop(a, *scalars)
+        except ValueError as exc:
+            raise_value_error(opname, (ai,), exc)
+        if type(r) is nd:
+            if r.ndim > 1 and not a.flags.c_contiguous:
+                return functional(opname, formula, (self,), scalars)
+            if not tls.inference_mode:
+                t = new(Tensor)
+                t._impl = TensorImpl(r, bool_ if to_bool else dt, CPU, CPU_KS)
+                return t
+        return wrap_cpu(r, bool_ if to_bool else dt)
+    return kernel

@@ -2,11 +2,11 @@
 import sys
 
 from .model import CodegenError
-from .runner import OUT, generate
+from .runner import OUT, regenerate
 
 if __name__ == "__main__":
     try:
-        files = generate()
+        files = regenerate()
     except CodegenError as e:
         print(f"codegen error: {e}", file=sys.stderr)
         sys.exit(1)

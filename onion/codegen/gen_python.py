@@ -7,7 +7,9 @@ no parsing at all.
 """
 from __future__ import annotations
 
-from .gen_kernels import HEADER, arg_names, render_default
+from .gen_operators import HEADER
+from .naming import arg_names, render_default
+from .pyfmt import fit_all
 from .model import NativeFunction
 
 DUNDERS = {  # dunder -> (method name, reflected?)
@@ -64,10 +66,8 @@ def _fast_body(f: NativeFunction, method: bool, fvar: str, indent="    "):
         order.insert(self_idx, "self")
     checks = " and ".join(f"type({x}) is _T" for x in given) or "True"
     lines.append(f"{indent}    if {checks}:")
-    ks = " | ".join(f"{x}._impl.keyset" for x in order)
-    lines.append(f"{indent}        ks = ({ks} | _tls.include) & _tls.mask")
     call_args = order + [render_default(a) for a in args if a.kwarg_only]
-    lines.append(f"{indent}        return (_ops._c_{f.ident}.get(ks) or _ops._l_{f.ident}(ks))(ks, {', '.join(call_args)})")
+    lines.append(f"{indent}        return _ops.{f.ident}({', '.join(call_args)})")
     return lines
 
 
@@ -108,9 +108,7 @@ def _intlist_body(f, method: bool, indent="    ", single_int_elsewhere=False):
               f"{indent}    if len(sz) == 1 and type(sz[0]) in (tuple, list, _Size):",
               f"{indent}        sz = tuple(sz[0])",
               f"{indent}    if type(self) is _T and all(type(i) is int for i in sz):",
-              f"{indent}        ks = (self._impl.keyset | _tls.include) & _tls.mask",
-              f"{indent}        return (_ops._c_{f.ident}.get(ks) or _ops._l_{f.ident}(ks))"
-              f"(ks, {', '.join(['self', 'sz'] + defaults)})"]
+              f"{indent}        return _ops.{f.ident}({', '.join(['self', 'sz'] + defaults)})"]
     del first
     return lines
 
@@ -124,10 +122,7 @@ def _number_fast_path(name, fs):
         if fast is None or len([a for a in fast.func.arguments if not a.kwarg_only]) != 2:
             return []
         defaults = [render_default(a) for a in fast.func.arguments if a.kwarg_only]
-        lines += ["        other = _s2t(other)",
-                  "        ks = (self._impl.keyset | other._impl.keyset | _tls.include) & _tls.mask",
-                  f"        return (_ops._c_{fast.ident}.get(ks) or _ops._l_{fast.ident}(ks))"
-                  f"(ks, {', '.join(['self', 'other'] + defaults)})"]
+        lines += [f"        return _ops.{fast.ident}({', '.join(['self', '_s2t(other)'] + defaults)})"]
         return lines
     for f in fs:
         pos = [a for a in f.func.arguments if not a.kwarg_only]
@@ -135,9 +130,7 @@ def _number_fast_path(name, fs):
                 pos[1].type.base == "Scalar" and not pos[1].type.optional and \
                 all(render_default(a) is not None for a in f.func.arguments if a.kwarg_only):
             defaults = [render_default(a) for a in f.func.arguments if a.kwarg_only]
-            lines += ["        ks = (self._impl.keyset | _tls.include) & _tls.mask",
-                      f"        return (_ops._c_{f.ident}.get(ks) or _ops._l_{f.ident}(ks))"
-                      f"(ks, {', '.join(['self', 'other'] + defaults)})"]
+            lines += [f"        return _ops.{f.ident}({', '.join(['self', 'other'] + defaults)})"]
             return lines
     return []
 
@@ -145,7 +138,7 @@ def _number_fast_path(name, fs):
 def _binding(var: str, name: str, fs, method: bool) -> list:
     """One public name: its PyFunction (all overloads) and a def with the specialised fast paths."""
     lines = [f"{var} = _PF({name!r}{', method=True' if method else ''})"]
-    lines += [f"{var}.add(_ops.H_{f.ident})" for f in fs]
+    lines += [f"{var}.add(_ops.op_{f.ident})" for f in fs]
     lines.append(f"{var}.finish()")
     lines.append(f"def {name}({'self, ' if method else ''}*args, **kwargs):")
     fast = _fast_candidate(fs, method)
@@ -163,7 +156,7 @@ def _binding(var: str, name: str, fs, method: bool) -> list:
 
 def gen_functions(fns) -> str:
     lines = [HEADER, "from onion.core import dtype as _dt", "from onion.core.tensor import Tensor as _T, Size as _Size",
-             "from onion.core.tls import tls as _tls", "from onion.python_arg_parser import PyFunction as _PF",
+             "from onion.python_arg_parser import PyFunction as _PF",
              "from onion._generated import operators as _ops", "", "FUNCTIONS = {}", "NN_FUNCTIONS = {}", ""]
     for (module, name), fs in sorted(_groups(fns, False).items(), key=lambda kv: (kv[0][0] or "", kv[0][1])):
         lines.extend(_binding(f"_F_{'nn_' if module else ''}{name}", name, fs, False))
@@ -171,12 +164,12 @@ def gen_functions(fns) -> str:
         table = "NN_FUNCTIONS" if module == "nn" else "FUNCTIONS"
         lines.append(f"{table}[{name!r}] = {name}")
         lines.append("")
-    return "\n".join(lines) + "\n"
+    return "\n".join(fit_all(lines)) + "\n"
 
 
 def gen_methods(fns) -> str:
     lines = [HEADER, "from onion.core import dtype as _dt", "from onion.core.tensor import Tensor as _T, Size as _Size",
-             "from onion.core.tls import tls as _tls", "from onion.python_arg_parser import PyFunction as _PF",
+             "from onion.python_arg_parser import PyFunction as _PF",
              "from onion.aten.tensor_new import scalar_to_tensor as _s2t",
              "from onion._generated import operators as _ops", "", "METHODS = {}", ""]
     groups = _groups(fns, True)
@@ -195,9 +188,7 @@ def gen_methods(fns) -> str:
         if fast is not None and len([a for a in fast.func.arguments if not a.kwarg_only]) == 2:
             defaults = [render_default(a) for a in fast.func.arguments if a.kwarg_only]
             lines.append("    if type(other) is _T and type(self) is _T:")
-            lines.append("        ks = (self._impl.keyset | other._impl.keyset | _tls.include) & _tls.mask")
-            lines.append(f"        return (_ops._c_{fast.ident}.get(ks) or _ops._l_{fast.ident}(ks))"
-                         f"(ks, {', '.join(['self', 'other'] + defaults)})")
+            lines.append(f"        return _ops.{fast.ident}({', '.join(['self', 'other'] + defaults)})")
         lines.extend(_number_fast_path(name, groups[(None, name)]))
         lines.append("    try:")
         lines.append(f"        return _M_{name}.call((other,), None, self)")
@@ -215,7 +206,7 @@ def gen_methods(fns) -> str:
             lines.append(f"    return {name}(self)")
             lines.append(f"METHODS[{dunder!r}] = {dunder}")
             lines.append("")
-    return "\n".join(lines) + "\n"
+    return "\n".join(fit_all(lines)) + "\n"
 
 
 def gen_stubs(fns) -> str:

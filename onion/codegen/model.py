@@ -11,35 +11,25 @@ import yaml
 
 from ..core.dispatch_key import ALIAS_KEYS, NUM_RUNTIME_KEYS, DispatchKey
 from ..dispatch.schema import FunctionSchema, parse_schema
+from .context import CodegenError, Loc, context  # noqa: F401  (CodegenError, Loc: re-exported)
 
 KNOWN_FIELDS = {"func", "variants", "dispatch", "structured", "structured_delegate", "structured_inherits",
                 "ufunc_inner_loop", "tags", "python_module", "autogen", "device_check", "device_guard",
                 "manual_cpp_binding", "cpp_no_default_args", "category_override", "manual_kernel_registration"}
 
 
-class CodegenError(Exception):
-    """A malformed YAML entry: the message starts with ``file:line:``."""
-
-
 @dataclass(frozen=True)
-class Loc:
-    file: str
-    line: int
-
-    def __str__(self):
-        return f"{self.file}:{self.line}"
-
-
-@dataclass
 class NativeFunction:
+    """One entry of native_functions.yaml (torchgen's ``NativeFunction``)."""
+
     func: FunctionSchema
     loc: Loc
     variants: tuple = ("function",)
-    dispatch: dict = field(default_factory=dict)      # DispatchKey -> kernel name
+    dispatch: dict = field(default_factory=dict, hash=False)   # DispatchKey -> kernel name
     structured: bool = False
     structured_delegate: str | None = None
     structured_inherits: str | None = None
-    ufunc_inner_loop: dict = field(default_factory=dict)
+    ufunc_inner_loop: dict = field(default_factory=dict, hash=False)   # "Generic"/"ScalarOnly"/key -> spec
     tags: tuple = ()
     python_module: str | None = None
     autogen: tuple = ()
@@ -71,6 +61,55 @@ class NativeFunction:
     def base_name(self) -> str:
         n = self.func.name
         return n[:-1] if self.is_inplace else n
+
+
+@dataclass(frozen=True)
+class NativeFunctionsGroup:
+    """The functional, in-place and ``out=`` variants of one structured operator
+    (torchgen's ``NativeFunctionsGroup``): they share one meta function and one impl per backend."""
+
+    functional: NativeFunction | None
+    inplace: NativeFunction | None
+    out: NativeFunction
+
+    def functions(self) -> tuple:
+        return tuple(f for f in (self.functional, self.inplace, self.out) if f is not None)
+
+
+@dataclass(frozen=True)
+class BackendIndex:
+    """For one dispatch key, the kernel name of every operator that has one (torchgen's ``BackendIndex``)."""
+
+    key: DispatchKey
+    kernels: dict = field(hash=False)      # operator name (add.out) -> kernel name
+
+    def has_kernel(self, f: NativeFunction) -> bool:
+        return f.name in self.kernels
+
+
+def group_structured(fns) -> list:
+    """One ``NativeFunctionsGroup`` per ``structured: True`` out= operator, with its delegates."""
+    by_out = {f.name: [] for f in fns if f.structured}
+    for f in fns:
+        if f.structured_delegate:
+            by_out[f.structured_delegate].append(f)
+    groups = []
+    for f in fns:
+        if f.structured:
+            members = by_out[f.name]
+            groups.append(NativeFunctionsGroup(
+                functional=next((g for g in members if not g.is_inplace), None),
+                inplace=next((g for g in members if g.is_inplace), None), out=f))
+    return groups
+
+
+def backend_indices(fns) -> dict:
+    """DispatchKey -> BackendIndex from every entry's ``dispatch:`` (structured delegates inherit)."""
+    out: dict = {}
+    for f in fns:
+        for key, kernel in f.dispatch.items():
+            out.setdefault(key, BackendIndex(key, {})).kernels[f.name] = kernel
+    return out
 
 
 class _LineLoader(yaml.SafeLoader):
@@ -111,6 +150,11 @@ def _as_tuple(v) -> tuple:
 def parse_entry(entry, path: str) -> NativeFunction:
     line = entry.get("__line__", 0) if isinstance(entry, dict) else 0
     loc = Loc(path, line)
+    with context(loc):
+        return _parse_entry(entry, loc)
+
+
+def _parse_entry(entry, loc: Loc) -> NativeFunction:
     if not isinstance(entry, dict):
         raise CodegenError(f"{loc}: each entry must be a mapping with a 'func:' field")
     unknown = set(entry) - KNOWN_FIELDS - {"__line__"}

@@ -1,14 +1,19 @@
-"""Shared naming/rendering rules of the generators."""
+"""Shared naming and rendering rules of the generators."""
 from __future__ import annotations
 
 import keyword
 
 from ..dispatch.arguments import REQUIRED, python_default
+from .pyfmt import WIDTH
 
 
 def pyname(name: str) -> str:
     """A schema argument name usable as a Python identifier."""
     return name + "_" if keyword.iskeyword(name) else name
+
+
+def arg_names(f) -> list:
+    return [pyname(a.name) for a in f.func.arguments]
 
 
 def render_default(arg) -> str | None:
@@ -22,6 +27,17 @@ def render_default(arg) -> str | None:
     return repr(d)
 
 
+def params(f, with_defaults: bool = True) -> str:
+    """A Python parameter list for every schema argument; only a trailing run keeps its defaults."""
+    out = []
+    trailing = True
+    for a, n in reversed(list(zip(f.func.arguments, arg_names(f)))):
+        d = render_default(a) if with_defaults and trailing else None
+        trailing = trailing and d is not None
+        out.append(f"{n}={d}" if d is not None else n)
+    return ", ".join(reversed(out))
+
+
 def tensor_ks_expr(arg, var: str) -> str:
     t = arg.type
     if t.is_list:
@@ -31,8 +47,14 @@ def tensor_ks_expr(arg, var: str) -> str:
     return f"{var}._impl.keyset"
 
 
-def keyset_expr(schema, names) -> str:
+def keyset_lines(schema, names, indent: str) -> list:
+    """``ks = (a._impl.keyset | b._impl.keyset | _tls.include) & _tls.mask``, over several lines when long."""
     parts = [tensor_ks_expr(a, n) for a, n in zip(schema.arguments, names) if a.type.is_tensor_like]
-    if not parts:
-        return "(_tls.include) & _tls.mask"
-    return "(" + " | ".join(parts) + " | _tls.include) & _tls.mask"
+    line = f"{indent}ks = ({' | '.join(parts + ['_tls.include'])}) & _tls.mask"
+    if len(line) <= WIDTH:
+        return [line]
+    out = [f"{indent}ks = {parts[0]}"]
+    for p in parts[1:]:
+        out.append(f"{indent}ks |= {p}")
+    out.append(f"{indent}ks = (ks | _tls.include) & _tls.mask")
+    return out

@@ -91,8 +91,8 @@ class Dispatcher:
         self.trace_level = int(level)
         self.trace_stream = stream
         for h in self.ops.values():
-            h._cache.clear()
-            h._rcache.clear()
+            h.dispatch_cache.clear()
+            h.redispatch_cache.clear()
 
 
 dispatcher = Dispatcher()

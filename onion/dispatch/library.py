@@ -101,8 +101,14 @@ class Library:
             kernel = _adapt_user_kernel(handle, fn, with_keyset)
         self._register(handle, key, kernel, _caller_debug(), boxed=False)
 
+    def impl_kernel(self, op_name, kernel, dispatch_key: str = "") -> None:
+        """Register a kernel in the generated calling convention, ``kernel(keyset, *arguments)``
+        with every schema argument positional (what codegen emits, as ``m.impl`` in RegisterCPU.cpp)."""
+        key = parse_key(dispatch_key or self.dispatch_key)
+        self._register(self._resolve(op_name), key, kernel, _caller_debug(), boxed=False)
+
     def _impl_internal(self, handle, key: DispatchKey, kernel, debug: str) -> None:
-        """Codegen's path: ``kernel(ks, *args)`` already takes the full positional tuple."""
+        """Like ``impl_kernel`` for a handle in hand, with the debug text given."""
         self._register(handle, key, kernel, debug, boxed=False)
 
     def _register(self, handle, key, kernel, debug, boxed):

@@ -1,8 +1,10 @@
 """``OperatorHandle``: one operator overload's schema, registrations and table.
 
-Calls look up a keyset in a dict cache first; on a miss the table is consulted
-(skipping fallthrough keys) and the answer cached.  Any registration change
-recomputes the table and clears both caches.
+Calls index a ``KernelCache`` (keyset -> kernel) first; on a miss the table is
+consulted (skipping fallthrough keys) and the answer cached.  Any registration
+change marks the table stale and clears both caches; the table itself is
+computed on the first lookup after that, so registering hundreds of kernels at
+import costs one computation per operator actually called.
 """
 from __future__ import annotations
 
@@ -11,6 +13,32 @@ from ..core.tls import tls
 from .dispatch_table import FALLTHROUGH, KernelRegistration, compute_table
 
 _NAMES = {int(k): k.name for k in RUNTIME_KEYS}
+
+
+class KernelCache(dict):
+    """keyset -> kernel for one operator; a miss asks the operator's dispatch table.
+
+    Generated operator entries index it directly (``dispatch_add_Tensor[ks]``): a hit is
+    one dict lookup, a miss (``__missing__``) is the Dispatcher's table lookup."""
+
+    __slots__ = ("handle", "redispatch")
+
+    def __init__(self, handle, redispatch: bool):
+        super().__init__()
+        self.handle = handle
+        self.redispatch = redispatch
+
+    def __missing__(self, ks):
+        return self.handle.lookup(ks, self.redispatch)
+
+
+def keyset_of_list(tensors) -> int:
+    """The union of the keysets of a ``Tensor[]`` / ``Tensor?[]`` argument."""
+    ks = 0
+    for t in tensors:
+        if t is not None:
+            ks |= t._impl.keyset
+    return ks
 
 
 class OperatorHandle:
@@ -24,10 +52,11 @@ class OperatorHandle:
         self.qualified_name = self.name + ("." + self.overload_name if self.overload_name else "")
         self.debug = debug
         self.kernels: dict = {}                      # key -> [KernelRegistration, ...] newest last
-        self.table: list = [None] * len(RUNTIME_KEYS)
-        self.skip_mask = 0
-        self._cache: dict = {}                       # keyset -> kernel, for calls
-        self._rcache: dict = {}                      # keyset -> kernel, for redispatches
+        self._table: list | None = None              # None: stale, computed on the next lookup
+        self._skip_mask = 0
+        self.dispatch_cache = KernelCache(self, False)    # keyset -> kernel, for calls
+        self.redispatch_cache = KernelCache(self, True)   # keyset -> kernel, for redispatches
+        self.source = ""                             # where the operator is declared (YAML file:line)
         self.tags: tuple = ()
         self.opoverload = None                       # set by onion.dispatch.ops
         args = schema.arguments
@@ -52,10 +81,34 @@ class OperatorHandle:
         return key in self.kernels
 
     def recompute(self) -> None:
+        """Registrations changed: drop the table and the caches (the table is rebuilt lazily)."""
+        self._table = None
+        self.dispatch_cache.clear()
+        self.redispatch_cache.clear()
+
+    def _compute(self) -> list:
         newest = {k: regs[-1] for k, regs in self.kernels.items()}
-        self.table, self.skip_mask = compute_table(newest, self.dispatcher.fallbacks, self._adapt_fallback)
-        self._cache.clear()
-        self._rcache.clear()
+        self._table, self._skip_mask = compute_table(newest, self.dispatcher.fallbacks, self._adapt_fallback)
+        return self._table
+
+    @property
+    def table(self) -> list:
+        return self._table if self._table is not None else self._compute()
+
+    @property
+    def skip_mask(self) -> int:
+        if self._table is None:
+            self._compute()
+        return self._skip_mask
+
+    # the older names of the two caches
+    @property
+    def _cache(self):
+        return self.dispatch_cache
+
+    @property
+    def _rcache(self):
+        return self.redispatch_cache
 
     def _adapt_fallback(self, reg: KernelRegistration):
         fb = reg.fn
@@ -68,9 +121,10 @@ class OperatorHandle:
     # --- lookup -----------------------------------------------------------------
     def lookup(self, ks: int, redispatch: bool = False):
         """Kernel for a keyset (the cache-miss path); raises if there is none."""
-        eff = ks & ~self.skip_mask
+        table = self.table
+        eff = ks & ~self._skip_mask
         key = eff.bit_length() - 1
-        entry = self.table[key] if key >= 0 else None
+        entry = table[key] if key >= 0 else None
         if entry is None:
             raise NotImplementedError(self._missing_message(key))
         fn = entry.fn
@@ -79,7 +133,7 @@ class OperatorHandle:
             from .trace import traced_kernel  # late: only when tracing
             fn = traced_kernel(self, fn, key, entry, ks, redispatch, level)
         else:
-            (self._rcache if redispatch else self._cache)[ks] = fn
+            (self.redispatch_cache if redispatch else self.dispatch_cache)[ks] = fn
         return fn
 
     def _missing_message(self, key: int) -> str:
@@ -112,12 +166,10 @@ class OperatorHandle:
     def call(self, *args):
         """Dispatch normalized positional arguments (all of the schema's)."""
         ks = self.keyset_of(args)
-        fn = self._cache.get(ks) or self.lookup(ks)
-        return fn(ks, *args)
+        return self.dispatch_cache[ks](ks, *args)
 
     def redispatch(self, ks: int, *args):
-        fn = self._rcache.get(ks) or self.lookup(ks, True)
-        return fn(ks, *args)
+        return self.redispatch_cache[ks](ks, *args)
 
     # --- introspection ----------------------------------------------------------
     def dump(self) -> str:
@@ -147,4 +199,4 @@ class OperatorHandle:
         return f"OperatorHandle({self.qualified_name})"
 
 
-__all__ = ["OperatorHandle", "FALLTHROUGH"]
+__all__ = ["OperatorHandle", "KernelCache", "FALLTHROUGH"]

@@ -1,5 +1,5 @@
 """``onion.nn.functional``: operators declared with ``python_module: nn``."""
-from .._generated.functions import NN_FUNCTIONS as _NN
+from .._generated.python_functions import NN_FUNCTIONS as _NN
 
 globals().update(_NN)
 
@@ -7,5 +7,5 @@ globals().update(_NN)
 def relu(input, inplace: bool = False):
     """``F.relu``: the ``relu`` operator (``relu_`` when ``inplace``)."""
     from .. import _generated  # noqa: F401
-    from .._generated.functions import FUNCTIONS
+    from .._generated.python_functions import FUNCTIONS
     return FUNCTIONS["relu_" if inplace else "relu"](input)

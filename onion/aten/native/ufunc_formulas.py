@@ -12,10 +12,10 @@ from .factories import checked_scalar
 FORMULAS: dict = {}
 
 
-def formula(kind: str, n: int, *, check=None, errstate=False, opmath=True, torch_name="", fast_ok="",
+def formula(kind: str, n: int, *, check=None, errstate=False, opmath=True, torch_name="", skip_check=None,
             operand_check=None, promote=None, extra_dtypes=(), plain_layout=None, out_check=None):
     def deco(fn):
-        FORMULAS[fn.__name__] = UfuncFormula(fn.__name__, fn, kind, n, check, errstate, opmath, torch_name, fast_ok,
+        FORMULAS[fn.__name__] = UfuncFormula(fn.__name__, fn, kind, n, check, errstate, opmath, torch_name, skip_check,
                                              operand_check=operand_check, promote=promote,
                                              extra_dtypes=tuple(extra_dtypes), plain_layout=plain_layout,
                                              out_check=out_check)
@@ -77,11 +77,24 @@ def no_complex(name):
     return check
 
 
+def _alpha_is_one(dtype, alpha):
+    """``check`` has nothing to say when alpha is the int 1 (the common call)."""
+    return alpha.__class__ is int and alpha == 1
+
+
+def _alpha_is_one_not_bool(dtype, alpha):
+    return alpha.__class__ is int and alpha == 1 and dtype is not _dt.bool
+
+
+def _not_bool(dtype):
+    return dtype is not _dt.bool
+
+
 def _not_implemented(kernel, dtype):
     return NotImplementedError(f'"{kernel}" not implemented for \'{dtype.scalar_type_name}\'')
 
 
-@formula("binary", 2, check=alpha_check, fast_ok="alpha.__class__ is int and alpha == 1")
+@formula("binary", 2, check=alpha_check, skip_check=_alpha_is_one)
 def add(xp, self, other, alpha):
     if alpha == 1:
         return xp.add(self, other)
@@ -91,7 +104,7 @@ def add(xp, self, other, alpha):
 
 
 @formula("binary", 2, check=sub_check, operand_check=sub_operand_check,
-         fast_ok="alpha.__class__ is int and alpha == 1 and dt is not _dt.bool")
+         skip_check=_alpha_is_one_not_bool)
 def sub(xp, self, other, alpha):
     if alpha == 1:
         return xp.subtract(self, other)
@@ -170,7 +183,7 @@ def _floor_div_float(xp, a, b):
     return xp.where(b == 0, plain, xp.where(div == 0, xp.copysign(xp.zeros_like(div), plain), floordiv))
 
 
-@formula("unary", 1, check=neg_check, fast_ok="dt is not _dt.bool")
+@formula("unary", 1, check=neg_check, skip_check=_not_bool)
 def neg(xp, self):
     return xp.negative(self)
 
@@ -180,7 +193,7 @@ def abs_check(dtype):
         raise _not_implemented("abs_cpu", dtype)
 
 
-@formula("abs", 1, check=abs_check, fast_ok="dt is not _dt.bool")
+@formula("abs", 1, check=abs_check, skip_check=_not_bool)
 def abs(xp, self):  # noqa: A001 - the operator's name
     return xp.abs(self)
 

@@ -1,0 +1,150 @@
+"""``register_autograd.py``: one kernel per operator on the ``Autograd`` alias key.
+
+A kernel checks whether anything requires grad; if not, it masks the autograd keys
+off and redispatches.  If so, its ``<op>_record`` twin makes the operator's node from
+derivatives.yaml (edges, saved inputs), runs the operator below autograd (autograd
+keys excluded for the duration, as PyTorch's ``AutoDispatchBelowADInplaceOrView``),
+and sets the result's history.  PyTorch's analogue is ``VariableType_*.cpp``.
+"""
+from __future__ import annotations
+
+from ..core.dispatch_key import K
+from .context import context
+from .derivatives import META_ATTRS
+from .gen_registrations import HEADER, KeyFile
+from .naming import arg_names
+from .pyfmt import fit_all
+
+OUT_ERROR = "(): functions with out=... arguments don't support automatic differentiation, but one of the " \
+            "arguments requires grad."
+
+
+def _signature(args) -> tuple:
+    return tuple((a.name, str(a.type), a.kwarg_only) for a in args if not a.is_out)
+
+
+def functional_plan(f, plans):
+    """The plan of the functional operator an in-place one mirrors: same base name and arguments (as torchgen).
+
+    Overload names do not line up: pow_.Scalar mirrors pow.Tensor_Scalar, not pow.Scalar."""
+    base = f.func.name.rstrip("_")
+    want = _signature(f.func.arguments)
+    for name, p in plans.items():
+        if p is not None and name.split(".")[0] == base and _signature(p.d.schema.arguments) == want:
+            return p
+    return "missing"
+
+
+def _requires_grad(arg, name) -> str:
+    if arg.type.optional:
+        return f"({name} is not None and {name}._impl.requires_grad)"
+    return f"{name}._impl.requires_grad"
+
+
+class AutogradWriter:
+    def __init__(self, plans: dict):
+        self.plans = plans
+        self.kf = KeyFile(K.Autograd)
+        self.kf.imports |= {
+            "from onion.dispatch.library import Library as _Library",
+            "from onion.core.dispatch_key import AFTER_AUTOGRAD as _AFTER_AUTOGRAD",
+            "from onion.core.tls import tls as _tls",
+            "from onion._generated import operators as _ops",
+            "from onion._generated import autograd_nodes as _nodes",
+            "from onion.autograd.kernel_support import (AUTOGRAD_MASK as _AUTOGRAD_MASK, NotImplementedBackward as "
+            "_NotImplementedBackward, SavedVariable as _SavedVariable, check_inplace as _check_inplace, "
+            "clone_for_save as _clone_for_save, edge as _edge, meta as _meta, rebase_history as _rebase_history, "
+            "set_history as _set_history)",
+        }
+
+    def emit(self, f, lines: list) -> None:
+        self.kf.body += [f"# {f.name}  ({f.loc})"] + lines + [f"m.impl_kernel({f.name!r}, {f.ident}_autograd)", ""]
+
+    def kernel(self, f) -> None:
+        names = arg_names(f)
+        args = f.func.arguments
+        tensors = [(a, n) for a, n in zip(args, names) if a.type.is_tensor_like and not a.is_out
+                   and not a.type.is_list]
+        call = ", ".join(names)
+        head = f"def {f.ident}_autograd(ks, {call}):"
+        redispatch = [f"    ks &= _AFTER_AUTOGRAD", f"    return _ops.redispatch_{f.ident}[ks](ks, {call})", ""]
+        if f.is_out:
+            req = " or ".join(_requires_grad(a, n) for a, n in tensors)
+            lines = [head]
+            if req:
+                lines += [f"    if ({req}) and _tls.grad_enabled:",
+                          f"        raise RuntimeError({f.func.name + OUT_ERROR!r})"]
+            self.emit(f, lines + redispatch)
+            return
+        p = self.plans.get(f.name, "missing")
+        if p == "missing" and f.is_inplace:
+            p = functional_plan(f, self.plans)
+        if p is None or not tensors:
+            self.emit(f, [head, "    # not differentiable: nothing to record"] + redispatch)
+            return
+        req = " or ".join(_requires_grad(a, n) for a, n in tensors)
+        if f.is_inplace:
+            # a view made under no_grad of a base with history: check_inplace must see it (PyTorch forbids it)
+            req += f" or ({names[0]}._impl._base is not None and {names[0]}._impl._base.requires_grad)"
+        self.emit(f, [head, f"    if ({req}) and _tls.grad_enabled:",
+                      f"        return {f.ident}_record(ks, {call})"] + redispatch)
+        self.record(f, p, names, tensors)
+
+    def record(self, f, p, names, tensors) -> None:
+        call = ", ".join(names)
+        node_class = "missing" if p == "missing" else p.d.node_name
+        rec = [f"def {f.ident}_record(ks, {call}):",
+               f'    """Records {node_class if p != "missing" else "a node that cannot differentiate"}, then runs '
+               f'{f.name} below autograd."""']
+        if f.is_inplace:
+            rec.append(f"    _check_inplace({names[0]})")
+        if p == "missing":
+            edges, saved = [n for _a, n in tensors], []
+            rec.append(f"    node = _NotImplementedBackward('aten::{f.name}')")
+        else:
+            edges, saved = p.edges, sorted(p.saved_tensors)
+            rec.append(f"    node = _nodes.{p.d.node_name}()")
+        rec.append("    node.next_functions = (" + "".join(f"_edge({e}), " for e in edges) + ")")
+        optional = {n for a, n in tensors if a.type.optional}
+        rec.append("    node._in_meta = (" + "".join(
+            f"_meta({e}), " if e in optional else f"({e}._impl._array.shape, {e}._impl.dtype, {e}._impl.device), "
+            for e in edges) + ")")
+        if p != "missing":
+            for t in saved:
+                if f.is_inplace and t == names[0]:
+                    rec.append(f"    node.s_{t} = _SavedVariable(_clone_for_save({t}), False)")
+                else:
+                    rec.append(f"    node.s_{t} = _SavedVariable({t}, False) if {t} is not None else None")
+            for t, attr in sorted(p.saved_meta):
+                rec.append(f"    node.m_{t}_{attr} = {META_ATTRS[attr].format(t)}")
+            for t in sorted(p.saved_other):
+                rec.append(f"    node.a_{t} = {t}")
+        rec += ["    ks &= _AFTER_AUTOGRAD",
+                "    below = _tls.exclude                  # exclude the autograd keys while the op runs",
+                "    _tls.exclude = excluded = below | _AUTOGRAD_MASK",
+                "    _tls.mask = ~excluded",
+                "    try:",
+                f"        result = _ops.redispatch_{f.ident}[ks](ks, {call})",
+                "    finally:",
+                "        _tls.exclude = below",
+                "        _tls.mask = ~below"]
+        if f.is_inplace:
+            rec.append(f"    _rebase_history({names[0]}, node)")
+        else:
+            rec += ["    if result._impl.dtype.category >= 2:", "        _set_history(result, node)"]
+        if p != "missing" and p.saved_result:
+            rec.append("    node.s_result = _SavedVariable(result, True)")
+        rec += ["    return result", ""]
+        self.kf.body += rec
+
+    def run(self, fns) -> str:
+        for f in fns:
+            implicit_only = not (f.structured_delegate or f.structured or f.dispatch)
+            if not implicit_only:
+                with context(f.loc, f"the autograd kernel of {f.name}"):
+                    self.kernel(f)
+        return self.kf.render()
+
+
+def gen_register_autograd(fns, plans: dict) -> str:
+    return AutogradWriter(plans).run(fns)
