@@ -15,7 +15,7 @@ from .gen_registrations import HEADER, KeyFile
 from .naming import arg_names
 from .pyfmt import fit_all
 
-OUT_ERROR = "(): functions with out=... arguments don't support automatic differentiation, but one of the " \
+OUT_ERROR = ": functions with out=... arguments don't support automatic differentiation, but one of the " \
             "arguments requires grad."
 
 
@@ -41,6 +41,16 @@ def _requires_grad(arg, name) -> str:
     return f"{name}._impl.requires_grad"
 
 
+def _if_any(terms, also: str, indent: str) -> list:
+    """``if (t1 or t2 ...) and also:``, with the terms gathered over several lines when they are many."""
+    line = f"{indent}if ({' or '.join(terms)}) and {also}:"
+    if len(line) <= 120:
+        return [line]
+    out = [f"{indent}requires_grad = {terms[0]}"]
+    out += [f"{indent}requires_grad = requires_grad or {t}" for t in terms[1:]]
+    return out + [f"{indent}if requires_grad and {also}:"]
+
+
 class AutogradWriter:
     def __init__(self, plans: dict):
         self.plans = plans
@@ -57,8 +67,10 @@ class AutogradWriter:
             "set_history as _set_history)",
         }
 
+        self.kf.preamble += [f"_OUT_ERROR = ({OUT_ERROR!r})"]
+
     def emit(self, f, lines: list) -> None:
-        self.kf.body += [f"# {f.name}  ({f.loc})"] + lines + [f"m.impl_kernel({f.name!r}, {f.ident}_autograd)", ""]
+        self.kf.body += [f"# {f.name}  ({f.loc})"] + lines + [f'm.impl_kernel("{f.name}", {f.ident}_autograd)', ""]
 
     def kernel(self, f) -> None:
         names = arg_names(f)
@@ -69,11 +81,10 @@ class AutogradWriter:
         head = f"def {f.ident}_autograd(ks, {call}):"
         redispatch = [f"    ks &= _AFTER_AUTOGRAD", f"    return _ops.redispatch_{f.ident}[ks](ks, {call})", ""]
         if f.is_out:
-            req = " or ".join(_requires_grad(a, n) for a, n in tensors)
             lines = [head]
-            if req:
-                lines += [f"    if ({req}) and _tls.grad_enabled:",
-                          f"        raise RuntimeError({f.func.name + OUT_ERROR!r})"]
+            if tensors:
+                lines += _if_any([_requires_grad(a, n) for a, n in tensors], "_tls.grad_enabled", "    ")
+                lines += [f"        raise RuntimeError({f.func.name + '()'!r} + _OUT_ERROR)"]
             self.emit(f, lines + redispatch)
             return
         p = self.plans.get(f.name, "missing")
@@ -82,12 +93,14 @@ class AutogradWriter:
         if p is None or not tensors:
             self.emit(f, [head, "    # not differentiable: nothing to record"] + redispatch)
             return
-        req = " or ".join(_requires_grad(a, n) for a, n in tensors)
+        terms = [_requires_grad(a, n) for a, n in tensors]
+        pre = []
         if f.is_inplace:
             # a view made under no_grad of a base with history: check_inplace must see it (PyTorch forbids it)
-            req += f" or ({names[0]}._impl._base is not None and {names[0]}._impl._base.requires_grad)"
-        self.emit(f, [head, f"    if ({req}) and _tls.grad_enabled:",
-                      f"        return {f.ident}_record(ks, {call})"] + redispatch)
+            pre = [f"    base = {names[0]}._impl._base"]
+            terms.append("(base is not None and base.requires_grad)")
+        self.emit(f, [head] + pre + _if_any(terms, "_tls.grad_enabled", "    ")
+                  + [f"        return {f.ident}_record(ks, {call})"] + redispatch)
         self.record(f, p, names, tensors)
 
     def record(self, f, p, names, tensors) -> None:

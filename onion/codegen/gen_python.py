@@ -58,16 +58,19 @@ def _fast_body(f: NativeFunction, method: bool, fvar: str, indent="    "):
     self_idx = next((i for i, a in enumerate(pos) if a.name == "self"), 0) if method else None
     n = len(pos) - (1 if method else 0)
     given = [f"a{i}" for i in range(n)]
-    lines = [f"{indent}if not kwargs and len(args) == {n}:"]
+    lines = [f"{indent}if not kwargs and len(args) == {n}:" if n else f"{indent}if not args and not kwargs:"]
     if n:
         lines.append(f"{indent}    {', '.join(given)}{',' if n == 1 else ''} = args")
     order = list(given)
     if method:
         order.insert(self_idx, "self")
-    checks = " and ".join(f"type({x}) is _T" for x in given) or "True"
-    lines.append(f"{indent}    if {checks}:")
     call_args = order + [render_default(a) for a in args if a.kwarg_only]
-    lines.append(f"{indent}        return _ops.{f.ident}({', '.join(call_args)})")
+    call = f"return _ops.{f.ident}({', '.join(call_args)})"
+    if given:
+        lines.append(f"{indent}    if {' and '.join(f'type({x}) is _T' for x in given)}:")
+        lines.append(f"{indent}        {call}")
+    else:
+        lines.append(f"{indent}    {call}")
     return lines
 
 

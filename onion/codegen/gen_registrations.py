@@ -86,7 +86,7 @@ class RegistrationWriter:
 
     def emit_kernel(self, key: K, f: NativeFunction, lines: list, kernel: str) -> None:
         kf = self.file(key)
-        kf.body += [f"# {f.name}  ({f.loc})"] + lines + [f"m.impl_kernel({f.name!r}, {kernel})", ""]
+        kf.body += [f"# {f.name}  ({f.loc})"] + lines + [f'm.impl_kernel("{f.name}", {kernel})', ""]
 
     # --- dispatch: entries ---------------------------------------------------------
     def direct(self, f: NativeFunction, key: K, kname: str) -> None:
@@ -188,14 +188,15 @@ class RegistrationWriter:
             if (key, var) not in self.ufuncs:
                 self.ufuncs.add((key, var))
                 if key is K.Meta:
-                    kf.preamble.append(f"{var} = _ufunc.MetaUfunc(_FORMULAS[{fname!r}])")
+                    kf.body += [f"{var} = _ufunc.MetaUfunc(_FORMULAS[{fname!r}])"]
                 else:
                     # CPU loops are made now; other backends' on first use, from their namespace
                     xp = self._xp(kf, key) if key is K.CPU else "None"
                     scalar_only = specs.get("ScalarOnly")
                     extra = f", scalar_only=_FORMULAS[{scalar_only[0]!r}]" if scalar_only else ""
-                    kf.preamble.append(f"{var} = _ufunc.Ufunc(_FORMULAS[{fname!r}], {key.name.lower()!r}, {xp}, "
-                                       f"{groups!r}{extra})  # {target.loc}")
+                    kf.body += [f"# ufunc {fname}: per-dtype loops of the formula ({target.loc})",
+                                f"{var} = _ufunc.Ufunc(_FORMULAS[{fname!r}], {key.name.lower()!r}, {xp}, "
+                                f"{groups!r}{extra})", ""]
             self.emit_kernel(key, f, [], f"{var}.{kind}({f.func.name!r}, {kinds!r})")
 
     # --- BackendSelect ---------------------------------------------------------------------

@@ -27,13 +27,13 @@ def _scan(line: str):
 
 
 def _split_string(lit: str, room: int) -> list:
-    """A long ``'...'`` literal as several adjacent literals, each within ``room``, split at spaces."""
-    q = lit[0]
-    body = lit[1:-1]
+    """A long ``'...'`` literal as adjacent literals of at most ``room`` - 1 characters (room for a comma),
+    split after spaces."""
+    q, body = lit[0], lit[1:-1]
     pieces, cur = [], ""
     for word in body.split(" "):
         nxt = word if not cur else cur + " " + word
-        if len(nxt) + 2 > room and cur:
+        if cur and len(nxt) + 4 > room:      # quotes, the trailing space kept in the piece, a comma
             pieces.append(q + cur + " " + q)
             cur = word
         else:
@@ -47,13 +47,27 @@ def fit(line: str, width: int = WIDTH) -> list:
     if len(line) <= width:
         return [line]
     indent = len(line) - len(line.lstrip())
-    opened = None
-    for i, c, depth in _scan(line):
-        if c in "([" and depth == 1 and opened is None:
-            opened = i
-        elif c in ")]" and depth == 0 and opened is not None:
-            close = i
-            break
+    opened = close = None
+    groups, start, commas = [], None, 0
+    for i, c, depth in _scan(line):     # top-level bracket groups, and whether each has a comma to break at
+        if c in "([" and depth == 1:
+            start, commas = i, 0
+        elif c == "," and depth == 1:
+            commas += 1
+        elif c in ")]" and depth == 0 and start is not None:
+            groups.append((start, i, commas))
+            start = None
+    with_commas = [g for g in groups if g[2]]
+    lone_strings = [g for g in groups if line[g[0] + 1:g[1]].strip()[:1] in "'\"" and not g[2]]
+    if with_commas:
+        opened, close, _ = with_commas[0]
+    elif lone_strings:          # f("a very long message"): the literal over several lines
+        opened, close, _ = lone_strings[0]
+        head, lit, tail = line[:opened + 1], line[opened + 1:close].strip(), line[close:]
+        pad = " " * (len(head) if len(head) <= width // 2 else indent + 8)
+        parts = _split_string(lit, width - len(pad) - len(tail))
+        first = [head + parts[0]] if len(head) <= width // 2 else [head, pad + parts[0]]
+        return first + [pad + p for p in parts[1:-1]] + ([pad + parts[-1] + tail] if len(parts) > 1 else [])
     else:
         stripped = line.strip()
         if stripped[:1] in "'\"" and stripped[-1:] == stripped[:1]:

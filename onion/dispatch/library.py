@@ -6,6 +6,7 @@ and fallbacks.  Every registration is remembered so ``_destroy`` can undo it.
 """
 from __future__ import annotations
 
+import os
 import sys
 
 from ..core.dispatch_key import ALIAS_KEYS, NUM_RUNTIME_KEYS, DispatchKey, DispatchKeySet
@@ -17,9 +18,17 @@ fallthrough_kernel = FALLTHROUGH
 _DEF_NAMESPACES: dict[str, object] = {}
 
 
+_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
 def _caller_debug(depth: int = 2) -> str:
+    """``registered at file:line`` of the registering code (onion's own files relative to the checkout,
+    as PyTorch names ``aten/src/ATen/RegisterCPU_0.cpp``)."""
     f = sys._getframe(depth)
-    return f"registered at {f.f_code.co_filename}:{f.f_lineno}"
+    path = f.f_code.co_filename
+    if path.startswith(_ROOT + os.sep):
+        path = os.path.relpath(path, _ROOT)
+    return f"registered at {path}:{f.f_lineno}"
 
 
 def parse_key(key) -> DispatchKey:

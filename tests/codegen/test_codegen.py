@@ -1,15 +1,26 @@
-"""Codegen: the YAML model, its errors (file:line and reason), and what it generates."""
+"""Codegen: the YAML model, its errors (file:line and reason), and the shape of what it generates."""
+import ast
 import os
+import re
+import shutil
+import subprocess
+import sys
+import textwrap
 
 import pytest
 
-import onion  # noqa: F401  (ensures onion/_generated exists)
+import onion
+from onion.codegen.derivatives import load_derivatives
 from onion.codegen.model import CodegenError, load_native_functions
-from onion.codegen.runner import YAML, generate, inputs_hash, is_stale
+from onion.codegen.native_index import backward_helper_names
+from onion.codegen.runner import OUT, YAML, generate, inputs_hash, is_stale
+
+GENERATED = OUT
+PKG_ROOT = os.path.dirname(os.path.dirname(onion.__file__))
 
 
-def _write(tmp_path, text):
-    p = tmp_path / "native_functions.yaml"
+def _write(tmp_path, text, name="native_functions.yaml"):
+    p = tmp_path / name
     p.write_text(text)
     return str(p)
 
@@ -23,6 +34,12 @@ def test_model_keeps_lines_and_fields():
     with open(YAML) as f:
         lines = f.read().splitlines()
     assert lines[add.loc.line - 1].startswith("- func: add.Tensor(")
+
+
+def test_model_is_frozen():
+    f = load_native_functions(YAML)[0]
+    with pytest.raises(Exception):
+        f.variants = ("method",)
 
 
 @pytest.mark.parametrize("text, reason", [
@@ -45,26 +62,123 @@ def test_malformed_entry_names_file_line_and_reason(tmp_path, text, reason):
 
 
 def test_missing_kernel_is_a_codegen_error(tmp_path):
-    path = _write(tmp_path, "- func: foo(Tensor x) -> Tensor\n  dispatch:\n    CPU: no_such_kernel_anywhere\n")
-    with pytest.raises(CodegenError, match=r":1: kernel 'no_such_kernel_anywhere' for foo not found"):
+    path = _write(tmp_path, "# a comment\n- func: foo(Tensor x) -> Tensor\n  dispatch:\n    CPU: no_such_kernel\n")
+    with pytest.raises(CodegenError, match=r"native_functions.yaml:2: kernel 'no_such_kernel' for foo is not"):
         generate(path, str(tmp_path / "out"))
 
 
-def test_generates_specialised_code(tmp_path):
-    out = tmp_path / "gen"
-    generate(YAML, str(out))
-    ops = (out / "operators.py").read_text()
-    # the keyset extraction names the tensor arguments directly; defaults are inlined
-    assert "def add_Tensor(self, other, alpha=1):" in ops
-    assert "ks = (self._impl.keyset | other._impl.keyset | _tls.include) & _tls.mask" in ops
-    kernels = (out / "register_kernels.py").read_text()
-    assert "def k_add_Tensor__CPU(ks, self, other, alpha):" in kernels
-    assert "def k_add_Tensor__Meta(ks, self, other, alpha):" in kernels
-    assert "def k_mm__Meta(ks, self, mat2):" in kernels
-    assert (out / "functions.pyi").exists()
+def test_unknown_ufunc_formula_and_group_are_codegen_errors(tmp_path):
+    entry = ("- func: foo.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)\n  structured: True\n"
+             "  ufunc_inner_loop:\n    Generic: {}\n  dispatch:\n    CPU: foo_out\n")
+    path = _write(tmp_path, entry.format("no_such_formula (Floating)"))
+    with pytest.raises(CodegenError, match=r":1: no ufunc formula 'no_such_formula'"):
+        generate(path, str(tmp_path / "out"))
+    path = _write(tmp_path, entry.format("exp (Floaty)"))
+    with pytest.raises(CodegenError, match=r":1: ufunc_inner_loop Generic: unknown dtype group 'Floaty'"):
+        generate(path, str(tmp_path / "out"))
+
+
+def _derivative_error(tmp_path, formula):
+    nf = _write(tmp_path, "- func: exp(Tensor self) -> Tensor\n  dispatch:\n    CPU: exp_out\n")
+    d = _write(tmp_path, f"# first\n- name: exp(Tensor self) -> Tensor\n  self: \"{formula}\"\n", "derivatives.yaml")
+    by_name = {f.name: f for f in load_native_functions(nf)}
+    return lambda: load_derivatives(d, by_name, backward_helper_names())
+
+
+def test_derivative_formula_typo_is_a_codegen_error_with_the_yaml_line(tmp_path):
+    with pytest.raises(CodegenError, match=r"derivatives.yaml:2: formula for self uses 'sqrtt'"):
+        _derivative_error(tmp_path, "grad * sqrtt(self)")()
+    # names the formula may use: arguments, grad, result, helpers, builtins, its own lambda/comprehension names
+    _derivative_error(tmp_path, "maybe_multiply(grad, result) + sum([x for x in (self,)], self) * "
+                                "(lambda y: y)(self)")()
+
+
+def test_the_real_yamls_generate_without_error(tmp_path):
+    files = generate(YAML, str(tmp_path / "gen"))
+    for name in ("operators.py", "register_cpu.py", "register_meta.py", "register_autograd.py",
+                 "register_backend_select.py", "autograd_nodes.py", "python_functions.py", "tensor_methods.py"):
+        assert name in files
+
+
+def _generated_sources():
+    return {name: open(os.path.join(GENERATED, name)).read()
+            for name in sorted(os.listdir(GENERATED)) if name.endswith(".py")}
+
+
+def test_grep_finds_a_kernel_by_operator_name():
+    cpu = open(os.path.join(GENERATED, "register_cpu.py")).read().splitlines()
+    hits = [i for i, line in enumerate(cpu, 1) if '"add.Tensor"' in line]
+    assert len(hits) == 1 and cpu[hits[0] - 1].startswith("m.impl_kernel(")
+    # _dispatch_dump names that very line, as PyTorch names RegisterCPU_0.cpp:<line>
+    dump = onion._C._dispatch_dump("aten::add.Tensor")
+    assert f"CPU: registered at onion/_generated/register_cpu.py:{hits[0]} [ kernel ]" in dump \
+        or f"CPU: registered at onion/_generated/register_cpu.py:{hits[0]} [ unboxed ]" in dump
+
+
+def test_generated_lines_fit_and_no_branch_tests_a_constant():
+    for name, text in _generated_sources().items():
+        long = [i for i, line in enumerate(text.splitlines(), 1) if len(line) > 120]
+        assert not long, f"{name}: lines over 120 characters: {long[:5]}"
+        for node in ast.walk(ast.parse(text)):
+            if isinstance(node, (ast.If, ast.IfExp, ast.While)):
+                parts = node.test.values if isinstance(node.test, ast.BoolOp) else [node.test]
+                for part in parts:
+                    leaves = [n for n in ast.walk(part) if isinstance(n, (ast.Name, ast.Attribute, ast.Call))]
+                    assert leaves, f"{name}:{node.lineno}: a branch on a constant ({ast.unparse(part)})"
+
+
+def test_call_path_reads_in_order():
+    """binding -> operator entry -> Dispatcher -> autograd kernel -> redispatch -> CPU kernel."""
+    src = _generated_sources()
+    assert "return _ops.add_Tensor(a0, a1, 1)" in src["python_functions.py"]
+    assert re.search(r"def add_Tensor\(self, other, alpha=1\):\n    ks = .*\n    return dispatch_add_Tensor\[ks\]",
+                     src["operators.py"])
+    assert "return _ops.redispatch_add_Tensor[ks](ks, self, other, alpha)" in src["register_autograd.py"]
+    assert 'm.impl_kernel("add.Tensor", ufunc_add.functional(' in src["register_cpu.py"]
 
 
 def test_hash_tracks_inputs():
     assert not is_stale()
     assert len(inputs_hash()) == 64
-    assert os.path.exists(os.path.join(os.path.dirname(onion.__file__), "_generated", "operators.py"))
+
+
+def _copy_checkout(tmp_path):
+    """A copy of the package with a stale generated folder (so importing it regenerates)."""
+    dst = tmp_path / "checkout"
+    shutil.copytree(os.path.join(PKG_ROOT, "onion"), dst / "onion",
+                    ignore=shutil.ignore_patterns("_generated", "__pycache__"))
+    return dst
+
+
+def test_editing_a_kernel_body_does_not_regenerate(tmp_path):
+    dst = _copy_checkout(tmp_path)
+    env = {**os.environ, "PYTHONPATH": str(dst)}
+    code = "from onion.codegen.runner import inputs_hash; print(inputs_hash())"
+    before = subprocess.check_output([sys.executable, "-c", code], env=env, text=True, cwd=dst)
+    views = dst / "onion" / "aten" / "native" / "views.py"
+    views.write_text(views.read_text() + "\n# a comment in a kernel module\n")
+    body = dst / "onion" / "aten" / "native" / "ufunc_formulas.py"
+    body.write_text(body.read_text().replace("return xp.exp(self)", "return xp.exp(self)  # same loop"))
+    assert subprocess.check_output([sys.executable, "-c", code], env=env, text=True, cwd=dst) == before
+    # a new kernel name is an input (a dispatch: entry may now name it)
+    views.write_text(views.read_text() + "\ndef a_new_kernel(self):\n    return self\n")
+    assert subprocess.check_output([sys.executable, "-c", code], env=env, text=True, cwd=dst) != before
+
+
+@pytest.mark.parametrize("n", [4, pytest.param(16, marks=pytest.mark.slow)])
+def test_concurrent_importers_of_a_stale_checkout(tmp_path, n):
+    dst = _copy_checkout(tmp_path)
+    env = {**os.environ, "PYTHONPATH": str(dst), "ONION_SKIP_CODEGEN": "0"}
+    code = textwrap.dedent("""
+        import onion
+        assert onion.__file__.startswith(%r)
+        assert onion.add(onion.ones(2), onion.ones(2)).tolist() == [2.0, 2.0]
+        print("ok")
+    """) % str(dst)
+    procs = [subprocess.Popen([sys.executable, "-c", code], env=env, cwd=dst, stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True) for _ in range(n)]
+    results = [p.communicate(timeout=600) for p in procs]
+    for p, (out, err) in zip(procs, results):
+        assert p.returncode == 0 and out.strip() == "ok", err[-2000:]
+    gen = dst / "onion" / "_generated"
+    assert not [f for f in os.listdir(gen) if f.endswith(".tmp")]
