@@ -144,6 +144,17 @@ def not_implemented_for(formula: UfuncFormula, dtype) -> NotImplementedError:
 
 
 # --- the general paths ----------------------------------------------------------
+def _out_dtype_first(opname, formula, operands, scalars, out) -> None:
+    """A dtype the kernel does not implement is reported after the ``out=`` dtype check, as in PyTorch
+    (TensorIterator checks the cast when it is built; the kernel's dtype dispatch fails later)."""
+    impls = _operands(opname, operands)
+    common = _it.common_dtype(impls)
+    ops = [None if o is None else o._impl for o in operands]
+    compute = formula.promote(ops, common, *scalars) if formula.promote is not None else formula.compute_dtype(common)
+    if formula.out_check is None:
+        _it.check_out_dtype(formula.out_dtype(compute), out._impl.dtype)
+
+
 def plan(opname: str, formula: UfuncFormula, impls, scalars, operands=None):
     """dtype half of the meta function: (compute dtype, out dtype, device)."""
     dev = _it.check_devices(opname, impls)
@@ -241,7 +252,11 @@ def _expected_strides(shape, impls):
 
 
 def out_variant(opname: str, formula: UfuncFormula, operands, scalars, out):
-    r, out_dtype, dev, impls = _run(opname, formula, operands, scalars)
+    try:
+        r, out_dtype, dev, impls = _run(opname, formula, operands, scalars)
+    except NotImplementedError:
+        _out_dtype_first(opname, formula, operands, scalars, out)
+        raise
     _it.check_devices(opname, impls + [out._impl]) if out._impl.device != dev else None
     _out_check(formula, operands, out_dtype, out, False)
     return _it.write_out(opname, out, r, out_dtype, inputs=impls)
@@ -283,7 +298,11 @@ def meta_functional(opname, formula, operands, scalars):
 
 
 def meta_out(opname, formula, operands, scalars, out):
-    shape, strides, out_dtype, dev = meta_shape_dtype(opname, formula, operands, scalars)
+    try:
+        shape, strides, out_dtype, dev = meta_shape_dtype(opname, formula, operands, scalars)
+    except NotImplementedError:
+        _out_dtype_first(opname, formula, operands, scalars, out)
+        raise
     if out._impl.device != dev:
         _it.check_devices(opname, _operands(opname, operands) + [out._impl])
     _out_check(formula, operands, out_dtype, out, False)
