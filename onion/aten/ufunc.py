@@ -8,6 +8,7 @@ fall back to when the fast path (same dtypes, no scalars to promote) does not ap
 """
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass, field
 
 from ..core import dtype as _dt
@@ -20,6 +21,14 @@ from .tensor_new import wrap
 from .view_geometry import contiguous_strides
 from .view_geometry import output_strides_like
 from .tensor_new import empty_tensor
+from .tensor_new import CPU_KS as _CPU_KS, scalar_to_tensor as _scalar_to_tensor, wrap_cpu as _wrap_cpu
+from ..core.device import CPU as _CPU
+from ..core.tensor import Tensor as _Tensor
+from ..core.tensor_impl import TensorImpl as _TensorImpl
+from ..core.tls import tls as _tls
+from numpy import ndarray as _ndarray
+
+_new = object.__new__
 
 def parse_dtype_spec(spec: str) -> tuple:
     """``"add (AllAndComplex, BFloat16, Half)"`` -> ("add", (dtypes...))."""
@@ -60,6 +69,9 @@ class UfuncFormula:
     # ``out_check(ops, result_dtype, out_dtype, inplace)``: an op's own rule for the dtype of an
     # ``out=`` / in-place result (instead of TensorIterator's can_cast)
     out_check: object = None
+    # the array-namespace function this formula is when ``skip_check`` holds (or always, for a formula
+    # with no check): the CPU fast path calls it straight on the arrays
+    plain: str = ""
 
     def compute_dtype(self, common):
         if self.kind in ("binary_float", "unary_float") and common.category < 2:
@@ -93,12 +105,27 @@ def make_loop(formula: UfuncFormula, xp, dtype):
             arrays = [a if a is None or a.dtype == want else a.astype(want) for a in args[:n]]
             return fn(xp, *arrays, *args[n:])
     if formula.errstate and xp is not None and hasattr(xp, "errstate"):
-        inner = loop
-
-        def loop(*args, _inner=inner, _es=xp.errstate):
-            with _es(all="ignore"):
-                return _inner(*args)
+        loop = _quiet(loop, xp)
     return loop
+
+
+# NumPy's floating-point warnings (overflow in exp, 0/0) are PyTorch's silent inf and nan.  Ignoring them
+# where onion's elementwise code calls NumPy costs nothing per call, where np.errstate costs about 1 us;
+# ``_quiet`` still runs a loop under errstate when the user made NumPy raise (np.seterr, a warnings filter).
+warnings.filterwarnings("ignore", category=RuntimeWarning, module=r"onion\.aten\.(ufunc|native\.ufunc_formulas)$")
+_FP_ERRORS = (FloatingPointError, RuntimeWarning)
+
+
+def _quiet(fn, xp):
+    errstate = xp.errstate
+
+    def quiet(*args):
+        try:
+            return fn(*args)
+        except _FP_ERRORS:
+            with errstate(all="ignore"):
+                return fn(*args)
+    return quiet
 
 
 def instantiate(formula: UfuncFormula, backend_type: str, xp, dtypes) -> dict:
@@ -117,11 +144,7 @@ def instantiate_scalar(formula: UfuncFormula, xp, dtypes) -> dict:
         if d in (_dt.float16, _dt.bfloat16):
             continue
         fn = functools.partial(formula.fn, xp)
-        if formula.errstate:
-            def fn(*args, _f=fn, _es=xp.errstate):
-                with _es(all="ignore"):
-                    return _f(*args)
-        out[d] = fn
+        out[d] = _quiet(fn, xp) if formula.errstate else fn
     return out
 
 
@@ -130,10 +153,11 @@ def instantiate_direct(formula: UfuncFormula, xp, dtypes) -> dict:
     (opmath dtypes and error-state formulas keep their wrapping)."""
     out = {}
     for d in dtypes:
-        if (d in (_dt.float16, _dt.bfloat16) and formula.opmath) or formula.errstate:
+        if d in (_dt.float16, _dt.bfloat16) and formula.opmath:
             out[d] = formula.loops.get(("cpu", d)) or make_loop(formula, xp, d)
         else:
-            out[d] = functools.partial(formula.fn, xp)
+            fn = functools.partial(formula.fn, xp)
+            out[d] = _quiet(fn, xp) if formula.errstate else fn
     return out
 
 
@@ -369,6 +393,10 @@ class Ufunc:
         self.loops = instantiate(formula, backend_type, xp, dtypes) if xp is not None else {}
         fast = backend_type == "cpu" and xp is not None
         self.direct = instantiate_direct(formula, xp, dtypes) if fast else {}
+        # dtype -> the bare NumPy function, where the formula reduces to it (no opmath casts)
+        plain_ok = fast and formula.plain and (formula.skip_check is not None or formula.check is None)
+        self.plain = {d: getattr(xp, formula.plain) for d in dtypes
+                      if not (d in (_dt.float16, _dt.bfloat16) and formula.opmath)} if plain_ok else {}
         self.with_scalar = instantiate_scalar(scalar_only or formula, xp, dtypes) if fast else {}
 
     def _fast_ok(self, kinds) -> bool:
@@ -435,116 +463,113 @@ class MetaUfunc(Ufunc):
         return kernel
 
 
-def _check_of(formula: UfuncFormula):
-    """``check(dtype, *scalars)`` unless ``skip_check`` says it has nothing to say (None: no check)."""
-    check, skip = formula.check, formula.skip_check
-    if check is None or skip is None:
-        return check
-
-    def checked(dt, *scalars):
-        if not skip(dt, *scalars):
-            check(dt, *scalars)
-    return checked
-
-
 def _binary_fast(uf: Ufunc, opname: str, wrap_other: bool):
-    """CPU functional kernel for two operands: same dtype (or a tensor and a wrapped Python number
-    that does not change its dtype) runs the loop straight on the arrays; anything else takes the
-    general path (promotion, strided layouts)."""
-    from .tensor_new import CPU_KS, scalar_to_tensor, wrap_cpu
-    from ..core.device import CPU
-    from ..core.tensor import Tensor
-    from ..core.tensor_impl import TensorImpl
-    from ..core.tls import tls
-    import numpy as np
-    formula, direct, with_scalar = uf.formula, uf.direct, uf.with_scalar
-    check, operand_check = _check_of(formula), formula.operand_check
+    """CPU functional kernel for two operands.  Same dtypes: the bare NumPy function when the formula
+    reduces to it, else the dtype's loop, straight on the arrays; a tensor with a wrapped Python number
+    that keeps its dtype: the loop with the number; anything else (promotion, strided inputs whose
+    result NumPy lays out otherwise than PyTorch) takes the general path."""
+    formula, plain, direct, with_scalar = uf.formula, uf.plain, uf.direct, uf.with_scalar
+    check, skip, operand_check = formula.check, formula.skip_check, formula.operand_check
     floating_only = formula.kind in ("unary_float", "binary_float")
     to_bool = formula.kind == "comparison"
-    nd, new, bool_ = np.ndarray, object.__new__, _dt.bool
+    bool_ = _dt.bool
 
     def kernel(ks, self, other, *scalars):
         if wrap_other:
-            other = scalar_to_tensor(other)
+            other = _scalar_to_tensor(other)
         ai = self._impl
         bi = other._impl
         dt = ai.dtype
-        if dt is bi.dtype and not ai.is_wrapped_number:
-            loop = direct.get(dt)
-            same = True
+        a = ai._array
+        if dt is bi.dtype and not ai.is_wrapped_number and not (floating_only and dt.category < 2):
+            b = bi._array
+            fn = plain.get(dt)
+            if fn is not None and (skip is None or skip(dt, *scalars)):
+                if operand_check is not None:
+                    operand_check((ai, bi), dt, *scalars)
+                try:
+                    r = fn(a, b)
+                except ValueError as exc:
+                    raise_value_error(opname, (ai, bi), exc)
+            else:
+                loop = direct.get(dt)
+                if loop is None:
+                    return functional(opname, formula, (self, other), scalars)
+                if operand_check is not None:
+                    operand_check((ai, bi), dt, *scalars)
+                if check is not None and (skip is None or not skip(dt, *scalars)):
+                    check(dt, *scalars)
+                try:
+                    r = loop(a, b, *scalars)
+                except ValueError as exc:
+                    raise_value_error(opname, (ai, bi), exc)
+            contiguous = a.flags.c_contiguous and b.flags.c_contiguous
         elif (bi.is_wrapped_number and not ai.is_wrapped_number and dt.category >= bi.dtype.category
               and dt.category >= 2 and bi.dtype is not bool_):
             loop = with_scalar.get(dt)
-            same = False
-        else:
-            loop = None
-        if loop is None or (floating_only and dt.category < 2):
-            return functional(opname, formula, (self, other), scalars)
-        if operand_check is not None:
-            operand_check((ai, bi), dt, *scalars)
-        if check is not None:
-            check(dt, *scalars)
-        a = ai._array
-        if same:
-            b = bi._array
-            try:
-                r = loop(a, b, *scalars)
-            except ValueError as exc:
-                raise_value_error(opname, (ai, bi), exc)
-            contiguous = a.flags.c_contiguous and b.flags.c_contiguous
-        else:
+            if loop is None or (floating_only and dt.category < 2):
+                return functional(opname, formula, (self, other), scalars)
+            if operand_check is not None:
+                operand_check((ai, bi), dt, *scalars)
+            if check is not None and (skip is None or not skip(dt, *scalars)):
+                check(dt, *scalars)
             try:
                 r = loop(a, bi._array.astype(dt.np), *scalars)
             except (ValueError, OverflowError, TypeError):
                 return functional(opname, formula, (self, other), scalars)
             contiguous = a.flags.c_contiguous
-        if type(r) is nd:
+        else:
+            return functional(opname, formula, (self, other), scalars)
+        if type(r) is _ndarray:
             if r.ndim > 1 and not contiguous:
                 return functional(opname, formula, (self, other), scalars)
-            if not tls.inference_mode:
-                t = new(Tensor)
-                t._impl = TensorImpl(r, bool_ if to_bool else dt, CPU, CPU_KS)
+            if not _tls.inference_mode:
+                t = _new(_Tensor)
+                t._impl = _TensorImpl(r, bool_ if to_bool else dt, _CPU, _CPU_KS)
                 return t
-        return wrap_cpu(r, bool_ if to_bool else dt)
+        return _wrap_cpu(r, bool_ if to_bool else dt)
     return kernel
 
 
 def _unary_fast(uf: Ufunc, opname: str):
-    """CPU functional kernel for one operand in a dtype the formula keeps: the loop on the array."""
-    from .tensor_new import CPU_KS, wrap_cpu
-    from ..core.device import CPU
-    from ..core.tensor import Tensor
-    from ..core.tensor_impl import TensorImpl
-    from ..core.tls import tls
-    import numpy as np
-    formula, direct = uf.formula, uf.direct
-    check, operand_check = _check_of(formula), formula.operand_check
+    """CPU functional kernel for one operand in a dtype the formula keeps: the bare NumPy function
+    (or the dtype's loop) on the array."""
+    formula, plain, direct = uf.formula, uf.plain, uf.direct
+    check, skip, operand_check = formula.check, formula.skip_check, formula.operand_check
     floating_only = formula.kind in ("unary_float", "binary_float")
     real_only = formula.kind == "abs"
     to_bool = formula.kind == "comparison"
-    nd, new, bool_ = np.ndarray, object.__new__, _dt.bool
+    bool_ = _dt.bool
 
     def kernel(ks, self, *scalars):
         ai = self._impl
         dt = ai.dtype
-        loop = direct.get(dt)
-        if loop is None or (floating_only and dt.category < 2) or (real_only and dt.is_complex):
+        if (floating_only and dt.category < 2) or (real_only and dt.is_complex):
             return functional(opname, formula, (self,), scalars)
-        if operand_check is not None:
-            operand_check((ai,), dt, *scalars)
-        if check is not None:
-            check(dt, *scalars)
         a = ai._array
-        try:
-            r = loop(a, *scalars)
-        except ValueError as exc:
-            raise_value_error(opname, (ai,), exc)
-        if type(r) is nd:
+        fn = plain.get(dt)
+        if fn is not None and (skip is None or skip(dt, *scalars)):
+            if operand_check is not None:
+                operand_check((ai,), dt, *scalars)
+            r = fn(a)
+        else:
+            loop = direct.get(dt)
+            if loop is None:
+                return functional(opname, formula, (self,), scalars)
+            if operand_check is not None:
+                operand_check((ai,), dt, *scalars)
+            if check is not None and (skip is None or not skip(dt, *scalars)):
+                check(dt, *scalars)
+            try:
+                r = loop(a, *scalars)
+            except ValueError as exc:
+                raise_value_error(opname, (ai,), exc)
+        if type(r) is _ndarray:
             if r.ndim > 1 and not a.flags.c_contiguous:
                 return functional(opname, formula, (self,), scalars)
-            if not tls.inference_mode:
-                t = new(Tensor)
-                t._impl = TensorImpl(r, bool_ if to_bool else dt, CPU, CPU_KS)
+            if not _tls.inference_mode:
+                t = _new(_Tensor)
+                t._impl = _TensorImpl(r, bool_ if to_bool else dt, _CPU, _CPU_KS)
                 return t
-        return wrap_cpu(r, bool_ if to_bool else dt)
+        return _wrap_cpu(r, bool_ if to_bool else dt)
     return kernel

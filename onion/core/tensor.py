@@ -49,7 +49,7 @@ class Tensor:
     """A handle: all state is in ``self._impl`` so that views and
     ``detach`` can share it cheaply."""
 
-    _impl: TensorImpl
+    __slots__ = ("_impl", "__dict__", "__weakref__")   # attributes users set go to the dict, as on torch.Tensor
     __hash__ = object.__hash__
 
     # --- metadata ------------------------------------------------------------

@@ -14,6 +14,9 @@ STORAGE_MAKERS: dict = {}
 
 
 class TensorImpl:
+    # the four fields every impl sets live in slots (half the cost of making one); the rest keep a
+    # class-level default, shadowed in the instance dict only when set
+    __slots__ = ("_array", "dtype", "device", "keyset", "__dict__", "__weakref__")
     # defaults, shadowed per instance only when set
     requires_grad = False
     grad_fn = None

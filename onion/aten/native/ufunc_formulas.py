@@ -12,13 +12,13 @@ from .factories import checked_scalar
 FORMULAS: dict = {}
 
 
-def formula(kind: str, n: int, *, check=None, errstate=False, opmath=True, torch_name="", skip_check=None,
+def formula(kind: str, n: int, *, check=None, errstate=False, opmath=True, torch_name="", skip_check=None, plain="",
             operand_check=None, promote=None, extra_dtypes=(), plain_layout=None, out_check=None):
     def deco(fn):
         FORMULAS[fn.__name__] = UfuncFormula(fn.__name__, fn, kind, n, check, errstate, opmath, torch_name, skip_check,
                                              operand_check=operand_check, promote=promote,
                                              extra_dtypes=tuple(extra_dtypes), plain_layout=plain_layout,
-                                             out_check=out_check)
+                                             out_check=out_check, plain=plain)
         return fn
     return deco
 
@@ -90,11 +90,15 @@ def _not_bool(dtype):
     return dtype is not _dt.bool
 
 
+def _real(dtype, *scalars):
+    return not dtype.is_complex
+
+
 def _not_implemented(kernel, dtype):
     return NotImplementedError(f'"{kernel}" not implemented for \'{dtype.scalar_type_name}\'')
 
 
-@formula("binary", 2, check=alpha_check, skip_check=_alpha_is_one)
+@formula("binary", 2, check=alpha_check, skip_check=_alpha_is_one, plain="add")
 def add(xp, self, other, alpha):
     if alpha == 1:
         return xp.add(self, other)
@@ -104,19 +108,19 @@ def add(xp, self, other, alpha):
 
 
 @formula("binary", 2, check=sub_check, operand_check=sub_operand_check,
-         skip_check=_alpha_is_one_not_bool)
+         skip_check=_alpha_is_one_not_bool, plain="subtract")
 def sub(xp, self, other, alpha):
     if alpha == 1:
         return xp.subtract(self, other)
     return xp.subtract(self, xp.multiply(other, _as_elem(xp, alpha, other)))
 
 
-@formula("binary", 2)
+@formula("binary", 2, plain="multiply")
 def mul(xp, self, other):
     return xp.multiply(self, other)        # on bool arrays this is logical and
 
 
-@formula("binary_float", 2, errstate=True)
+@formula("binary_float", 2, errstate=True, plain="true_divide")
 def div_true(xp, self, other):
     return xp.true_divide(self, other)
 
@@ -183,7 +187,7 @@ def _floor_div_float(xp, a, b):
     return xp.where(b == 0, plain, xp.where(div == 0, xp.copysign(xp.zeros_like(div), plain), floordiv))
 
 
-@formula("unary", 1, check=neg_check, skip_check=_not_bool)
+@formula("unary", 1, check=neg_check, skip_check=_not_bool, plain="negative")
 def neg(xp, self):
     return xp.negative(self)
 
@@ -193,22 +197,22 @@ def abs_check(dtype):
         raise _not_implemented("abs_cpu", dtype)
 
 
-@formula("abs", 1, check=abs_check, skip_check=_not_bool)
+@formula("abs", 1, check=abs_check, skip_check=_not_bool, plain="abs")
 def abs(xp, self):  # noqa: A001 - the operator's name
     return xp.abs(self)
 
 
-@formula("unary_float", 1, errstate=True)
+@formula("unary_float", 1, errstate=True, plain="exp")
 def exp(xp, self):
     return xp.exp(self)
 
 
-@formula("unary_float", 1, errstate=True)
+@formula("unary_float", 1, errstate=True, plain="log")
 def log(xp, self):
     return xp.log(self)
 
 
-@formula("unary_float", 1, errstate=True)
+@formula("unary_float", 1, errstate=True, plain="sqrt")
 def sqrt(xp, self):
     return xp.sqrt(self)
 
@@ -218,17 +222,17 @@ def rsqrt(xp, self):
     return xp.reciprocal(xp.sqrt(self))
 
 
-@formula("unary_float", 1)
+@formula("unary_float", 1, plain="sin")
 def sin(xp, self):
     return xp.sin(self)
 
 
-@formula("unary_float", 1)
+@formula("unary_float", 1, plain="cos")
 def cos(xp, self):
     return xp.cos(self)
 
 
-@formula("unary_float", 1)
+@formula("unary_float", 1, plain="tanh")
 def tanh(xp, self):
     return xp.tanh(self)
 
@@ -293,12 +297,12 @@ def pow(xp, self, exponent):  # noqa: A001 - the operator's name
     return xp.power(self, exponent)
 
 
-@formula("comparison", 2, torch_name="eq")
+@formula("comparison", 2, torch_name="eq", plain="equal")
 def eq(xp, self, other):
     return xp.equal(self, other)
 
 
-@formula("comparison", 2, torch_name="ne")
+@formula("comparison", 2, torch_name="ne", plain="not_equal")
 def ne(xp, self, other):
     return xp.not_equal(self, other)
 
@@ -310,32 +314,32 @@ def _order_check(name):
     return check
 
 
-@formula("comparison", 2, check=_order_check("lt"), torch_name="lt")
+@formula("comparison", 2, check=_order_check("lt"), torch_name="lt", plain="less", skip_check=_real)
 def lt(xp, self, other):
     return xp.less(self, other)
 
 
-@formula("comparison", 2, check=_order_check("le"), torch_name="le")
+@formula("comparison", 2, check=_order_check("le"), torch_name="le", plain="less_equal", skip_check=_real)
 def le(xp, self, other):
     return xp.less_equal(self, other)
 
 
-@formula("comparison", 2, check=_order_check("gt"), torch_name="gt")
+@formula("comparison", 2, check=_order_check("gt"), torch_name="gt", plain="greater", skip_check=_real)
 def gt(xp, self, other):
     return xp.greater(self, other)
 
 
-@formula("comparison", 2, check=_order_check("ge"), torch_name="ge")
+@formula("comparison", 2, check=_order_check("ge"), torch_name="ge", plain="greater_equal", skip_check=_real)
 def ge(xp, self, other):
     return xp.greater_equal(self, other)
 
 
-@formula("binary", 2, check=no_complex("maximum"))
+@formula("binary", 2, check=no_complex("maximum"), plain="maximum", skip_check=_real)
 def maximum(xp, self, other):
     return xp.maximum(self, other)
 
 
-@formula("binary", 2, check=no_complex("minimum"))
+@formula("binary", 2, check=no_complex("minimum"), plain="minimum", skip_check=_real)
 def minimum(xp, self, other):
     return xp.minimum(self, other)
 
