@@ -26,6 +26,7 @@ from ..core.device import CPU as _CPU
 from ..core.tensor import Tensor as _Tensor
 from ..core.tensor_impl import TensorImpl as _TensorImpl
 from ..core.tls import tls as _tls
+import numpy as _np
 from numpy import ndarray as _ndarray
 
 _new = object.__new__
@@ -424,6 +425,8 @@ class Ufunc:
         return kernel
 
     def inplace(self, opname: str, kinds):
+        if self._fast_ok(kinds) and self.plain and self.formula.kind != "comparison":
+            return _inplace_fast(self, opname, len(kinds), kinds[-1] == "Scalar")
         formula, n, wrap_ops = self.formula, len(kinds), _operand_wrapper(kinds)
 
         def kernel(ks, *args):
@@ -573,3 +576,58 @@ def _unary_fast(uf: Ufunc, opname: str):
                 return t
         return _wrap_cpu(r, bool_ if to_bool else dt)
     return kernel
+
+
+def _inplace_fast(uf: Ufunc, opname: str, n: int, wrap_other: bool):
+    """CPU in-place kernel (``a.add_(b)``): when self is a plain contiguous normal tensor and the other
+    operand has its dtype and shape and shares no memory with it, the bare NumPy function writes
+    straight into self; anything else (broadcasting, casts, overlap, inference tensors) takes the
+    general path with all of PyTorch's checks."""
+    formula, plain = uf.formula, uf.plain
+    skip, operand_check = formula.skip_check, formula.operand_check
+    floating_only = formula.kind in ("unary_float", "binary_float")
+    real_only = formula.kind == "abs"
+    may_share = _np.may_share_memory
+
+    def binary(ks, self, other, *scalars):
+        if wrap_other:
+            other = _scalar_to_tensor(other)
+        ai = self._impl
+        bi = other._impl
+        dt = ai.dtype
+        a = ai._array
+        b = bi._array
+        fn = plain.get(dt)
+        if (fn is not None and dt is bi.dtype and not ai._inference and type(a) is _ndarray and a.flags.c_contiguous
+                and a.shape == b.shape and not (floating_only and dt.category < 2)
+                and (ai is bi or not may_share(a, b)) and (skip is None or skip(dt, *scalars))):
+            if operand_check is not None:
+                operand_check((ai, bi), dt, *scalars)
+            fn(a, b, out=a)
+            vc = ai._vc
+            if vc is None:
+                ai._vc = [1]
+            else:
+                vc[0] += 1
+            return self
+        return inplace_variant(opname, formula, (self, other), scalars)
+
+    def unary(ks, self, *scalars):
+        ai = self._impl
+        dt = ai.dtype
+        a = ai._array
+        fn = plain.get(dt)
+        if (fn is not None and not ai._inference and type(a) is _ndarray and a.flags.c_contiguous
+                and not (floating_only and dt.category < 2) and not (real_only and dt.is_complex)
+                and (skip is None or skip(dt, *scalars))):
+            if operand_check is not None:
+                operand_check((ai,), dt, *scalars)
+            fn(a, out=a)
+            vc = ai._vc
+            if vc is None:
+                ai._vc = [1]
+            else:
+                vc[0] += 1
+            return self
+        return inplace_variant(opname, formula, (self,), scalars)
+    return binary if n == 2 else unary
