@@ -221,7 +221,7 @@ def gen_node_class(p: NodePlan) -> list:
 
 def gen_nodes(derivs: dict) -> tuple:
     """Source of onion/_generated/autograd_nodes.py and the plans by operator name."""
-    from .gen_kernels import HEADER
+    from .header import HEADER
     L = [HEADER, "from onion.autograd.graph import Node as _Node", "from onion.autograd.formulas import *  # noqa",
          "from onion.autograd.formulas import numel_of", ""]
     plans = {}
