@@ -10,17 +10,15 @@ import numbers
 import numpy as np
 
 from .aten.at import at
-from .autograd.engine import run_backward as _run_backward
+from .autograd.engine import backward as _autograd_backward, run_backward as _run_backward
 from .aten.native.factories import infer_dtype
 from .aten.tensor_new import scalar_to_tensor, wrap
 from .backends import backend_for
 from .core import dtype as _dt
 from .core.device import CPU, canonical, device as _device
 from .core.tensor import Tensor
-from . import autograd
-from .autograd.graph import _RemovableHandle
-from .autograd.graph import retain_grad
-from .autograd.graph import detach
+from .autograd.graph import _RemovableHandle, detach
+from .autograd.history import retain_grad
 
 
 def _index(self, key):
@@ -193,7 +191,7 @@ def _backward(self, gradient=None, retain_graph=None, create_graph=False, inputs
     if inputs is None:      # the common call, straight to the engine
         _run_backward((self,), (gradient,), create_graph if retain_graph is None else retain_graph, create_graph)
         return
-    autograd.backward(self, gradient, retain_graph, create_graph, inputs=inputs)
+    _autograd_backward(self, gradient, retain_graph, create_graph, inputs=inputs)
 
 
 def _register_hook(self, hook):

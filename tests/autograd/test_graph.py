@@ -987,11 +987,11 @@ def _retain_then_inplace(m, retain):
 
 def test_retain_grad_follows_inplace_ops():
     expected = _retain_then_inplace(torch, lambda t: t.retain_grad())
-    from onion.autograd.graph import retain_grad
+    from onion.autograd.history import retain_grad
     assert _retain_then_inplace(onion, retain_grad) == expected
     if _retain_then_inplace(onion, lambda t: t.retain_grad()) != expected:
         pytest.xfail("Tensor.retain_grad (onion/tensor_api.py) registers its own hook on the current grad_fn, which "
-                     "an in-place op then leaves behind; it should delegate to onion.autograd.graph.retain_grad, "
+                     "an in-place op then leaves behind; it should delegate to onion.autograd.history.retain_grad, "
                      "which moves the hook to the tensor's new grad_fn (and holds the tensor weakly, no cycle)")
 
 
