@@ -55,7 +55,8 @@ def _load() -> None:
     from ._generated.tensor_methods import METHODS
     from .aten.tensor_new import scalar_to_tensor
     from .dispatch import arguments
-    from .tensor_api import EXTRA_METHODS, as_tensor, from_numpy, tensor
+    from .bindings.python_torch_functions import as_tensor, from_numpy, tensor
+    from .bindings.python_variable_methods import EXTRA_METHODS
     arguments.SCALAR_TO_TENSOR[0] = scalar_to_tensor
     for name, fn in {**METHODS, **EXTRA_METHODS}.items():
         setattr(Tensor, name, fn)
@@ -67,7 +68,7 @@ def _load() -> None:
     g.update(autograd=autograd, no_grad=no_grad, enable_grad=enable_grad, set_grad_enabled=set_grad_enabled,
              is_grad_enabled=is_grad_enabled, inference_mode=inference_mode,
              is_inference_mode_enabled=is_inference_mode_enabled)
-    from .public_ops import is_tensor, numel, result_type
+    from .bindings.python_torch_functions import is_tensor, numel, result_type
     from .utils import _python_dispatch  # noqa: F401
     g.update(_C=_C, library=library, nn=nn, utils=utils, is_tensor=is_tensor, numel=numel, result_type=result_type)
     _LOADED = True

@@ -117,7 +117,7 @@ def _intlist_body(f, method: bool, indent="    ", single_int_elsewhere=False):
 
 def _number_fast_path(name, fs):
     """``t + 2``: a Python int/float operand skips argument parsing, as the Tensor fast path does."""
-    from ..python_arg_parser import ALLOW_NUMBERS_AS_TENSORS
+    from ..bindings.python_arg_parser import ALLOW_NUMBERS_AS_TENSORS
     lines = ["    tp = type(other)", "    if (tp is int or tp is float) and type(self) is _T:"]
     if name in ALLOW_NUMBERS_AS_TENSORS:
         fast = _fast_candidate(fs, True)
@@ -163,7 +163,7 @@ def _binding(var: str, name: str, fs, method: bool) -> list:
 
 def gen_functions(fns) -> str:
     lines = [HEADER, "from onion.core import dtype as _dt", "from onion.core.tensor import Tensor as _T, Size as _Size",
-             "from onion.core.tls import tls as _tls", "from onion.python_arg_parser import PyFunction as _PF",
+             "from onion.core.tls import tls as _tls", "from onion.bindings.python_arg_parser import PyFunction as _PF",
              "from onion._generated import operators as _ops", "", "FUNCTIONS = {}", "NN_FUNCTIONS = {}", ""]
     for (module, name), fs in sorted(_groups(fns, False).items(), key=lambda kv: (kv[0][0] or "", kv[0][1])):
         lines.extend(_binding(f"_F_{'nn_' if module else ''}{name}", name, fs, False))
@@ -176,7 +176,7 @@ def gen_functions(fns) -> str:
 
 def gen_methods(fns) -> str:
     lines = [HEADER, "from onion.core import dtype as _dt", "from onion.core.tensor import Tensor as _T, Size as _Size",
-             "from onion.core.tls import tls as _tls", "from onion.python_arg_parser import PyFunction as _PF",
+             "from onion.core.tls import tls as _tls", "from onion.bindings.python_arg_parser import PyFunction as _PF",
              "from onion.aten.tensor_new import scalar_to_tensor as _s2t",
              "from onion._generated import operators as _ops", "", "METHODS = {}", ""]
     groups = _groups(fns, True)
