@@ -9,14 +9,27 @@ surface.  (Under ``python -m onion...`` the package is imported before its
 from __future__ import annotations
 
 import sys as _sys
+from typing import TYPE_CHECKING
 
 from .core.dtype import (bfloat16, bool, cdouble, cfloat, complex64, complex128, double, dtype,  # noqa: F401,A004
                          float, float16, float32, float64, get_default_dtype, half, int, int8, int16, int32,
                          int64, long, set_default_dtype, short, uint8)
 from .core.device import device  # noqa: F401
 from .core.promotion import can_cast, promote_types  # noqa: F401
-from .core.tensor import Size, Tensor  # noqa: F401
-from .dispatch.ops import ops  # noqa: F401
+from .core.tensor import Size  # noqa: F401
+
+if TYPE_CHECKING:
+    # What _load() adds at runtime, as type checkers and editors should see it: the generated
+    # stubs (onion/_generated/*.pyi, written by codegen) and the hand-written names.
+    from . import _C, autograd, library, nn, utils  # noqa: F401
+    from ._generated.ops import ops as ops
+    from ._generated.python_functions import *  # noqa: F403
+    from ._generated.tensor import Tensor as Tensor
+    from .autograd.grad_mode import (enable_grad, inference_mode, is_grad_enabled,  # noqa: F401
+                                     is_inference_mode_enabled, no_grad, set_grad_enabled)
+else:
+    from .core.tensor import Tensor
+    from .dispatch.ops import ops  # noqa: F401
 
 __version__ = "0.1.0"
 
@@ -60,7 +73,8 @@ def _load() -> None:
     from ._generated.tensor_methods import METHODS
     from .aten.tensor_new import scalar_to_tensor
     from .dispatch import arguments
-    from .tensor_api import EXTRA_METHODS, as_tensor, from_numpy, tensor
+    from .bindings.python_torch_functions import as_tensor, from_numpy, tensor
+    from .bindings.python_variable_methods import EXTRA_METHODS
     arguments.SCALAR_TO_TENSOR[0] = scalar_to_tensor
     for name, fn in {**METHODS, **EXTRA_METHODS}.items():
         setattr(Tensor, name, fn)
@@ -72,7 +86,7 @@ def _load() -> None:
     g.update(autograd=autograd, no_grad=no_grad, enable_grad=enable_grad, set_grad_enabled=set_grad_enabled,
              is_grad_enabled=is_grad_enabled, inference_mode=inference_mode,
              is_inference_mode_enabled=is_inference_mode_enabled)
-    from .public_ops import is_tensor, numel, result_type
+    from .bindings.python_torch_functions import is_tensor, numel, result_type
     from .utils import _python_dispatch  # noqa: F401
     g.update(_C=_C, library=library, nn=nn, utils=utils, is_tensor=is_tensor, numel=numel, result_type=result_type)
     _LOADED = True

@@ -1,4 +1,4 @@
-"""onion.tensor_str against PyTorch's repr (torch is only the oracle here)."""
+"""onion.bindings.tensor_str against PyTorch's repr (torch is only the oracle here)."""
 
 import importlib.util
 import itertools
@@ -15,10 +15,10 @@ torch = pytest.importorskip("torch")
 
 def _load_module():
     try:
-        import onion.tensor_str as mod  # noqa: PLC0415
+        import onion.bindings.tensor_str as mod  # noqa: PLC0415
         return mod
     except Exception:
-        path = os.path.join(os.path.dirname(__file__), os.pardir, "onion", "tensor_str.py")
+        path = os.path.join(os.path.dirname(__file__), os.pardir, "onion", "bindings", "tensor_str.py")
         spec = importlib.util.spec_from_file_location("_onion_tensor_str_standalone", path)
         mod = importlib.util.module_from_spec(spec)
         sys.modules[spec.name] = mod

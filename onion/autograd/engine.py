@@ -243,3 +243,38 @@ def _run_pre_hooks(node, buf):
             if r is not None:
                 buf = list(r)
     return buf
+
+
+# --- the Python entry points (``onion.autograd.backward`` / ``grad``) ---------------------------
+
+def _tuple(x):
+    if x is None:
+        return None
+    return tuple(x) if isinstance(x, (tuple, list)) else (x,)
+
+
+def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, inputs=None):
+    tensors = _tuple(tensors)
+    grads = _tuple(grad_tensors) or (None,) * len(tensors)
+    if retain_graph is None:
+        retain_graph = create_graph
+    inputs = _tuple(inputs)
+    if inputs is not None and len(inputs) == 0:
+        raise RuntimeError("'inputs' argument to backward() cannot be empty.")
+    run_backward(tensors, grads, retain_graph, create_graph, inputs=inputs, accumulate=True)
+
+
+def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False, only_inputs=True,
+         allow_unused=None, is_grads_batched=False, materialize_grads=False):
+    outputs = _tuple(outputs)
+    inputs = _tuple(inputs)
+    grads = _tuple(grad_outputs) or (None,) * len(outputs)
+    if retain_graph is None:
+        retain_graph = create_graph
+    if allow_unused is None:
+        allow_unused = materialize_grads
+    res = run_backward(outputs, grads, retain_graph, create_graph, inputs=inputs, allow_unused=allow_unused,
+                       accumulate=False)
+    if materialize_grads:
+        res = [r if r is not None else at.zeros_like(x, None, None, None, None, None) for r, x in zip(res, inputs)]
+    return tuple(res)

@@ -11,9 +11,8 @@ from ..aten.at import at
 from ..aten.tensor_new import scalar_to_tensor
 from ..core.tls import tls as _tls
 from .function import Function as _Function
+from .strided_backward import as_strided_backward  # noqa: F401  (derivatives.yaml)
 import math
-from ..aten.tensor_new import wrap
-from ..backends import backend_for
 
 
 def maybe_multiply(t, s):
@@ -240,87 +239,6 @@ def diagonal_backward(grad, sizes, offset, dim1, dim2):
     out = _zeros(sizes, grad)
     at.copy_(at.diagonal(out, offset, dim1, dim2), grad, False)
     return out
-
-
-def _storage_indices(sizes, strides, offset):
-    """The storage index of every element of a strided geometry, in row-major order (NumPy, host)."""
-    import numpy as np
-    idx = np.full(tuple(sizes), offset, dtype=np.int64)
-    for d, (n, st) in enumerate(zip(sizes, strides)):
-        shape = [1] * len(sizes)
-        shape[d] = n
-        idx = idx + np.arange(n, dtype=np.int64).reshape(shape) * st
-    return idx.reshape(-1)
-
-
-def _extent(sizes, strides, offset) -> int:
-    """One past the largest storage index a geometry touches (its offset when empty)."""
-    if any(n == 0 for n in sizes):
-        return offset
-    return offset + 1 + sum((n - 1) * st for n, st in zip(sizes, strides))
-
-
-def _may_overlap(sizes, strides) -> bool:
-    """False when no two elements share a location; True may be a false alarm (checked exactly after)."""
-    dims = sorted((st, n) for n, st in zip(sizes, strides) if n > 1)
-    reach = 0
-    for st, n in dims:
-        if st <= reach:
-            return True
-        reach += (n - 1) * st
-    return False
-
-
-def _overlaps(sizes, strides, offset) -> bool:
-    import numpy as np
-    if not _may_overlap(sizes, strides):
-        return False
-    idx = _storage_indices(sizes, strides, offset)
-    return idx.size != np.unique(idx).size
-
-
-def as_strided_backward(grad, sizes, strides, offset, size, stride, storage_offset):
-    """Scatter ``grad`` into a storage-sized zero buffer and read it back with the input's geometry.
-
-    Overlapping output elements accumulate; overlapping input elements share
-    their location's gradient equally, as in PyTorch.
-    """
-    size, stride = list(size), list(stride)
-    out_off = offset if storage_offset is None else storage_offset
-    n = max(_extent(sizes, strides, offset), _extent(size, stride, out_off), 1)
-    on_meta = grad._impl.device.type == "meta"
-    if not on_meta and _overlaps(size, stride, out_off):
-        flat = _ScatterAddStrided.apply(grad, n, size, stride, out_off)
-    else:
-        flat = at.zeros([n], grad.dtype, None, grad.device, None)
-        at.copy_(at.as_strided(flat, size, stride, out_off), grad, False)
-    if not on_meta and _overlaps(sizes, strides, offset):
-        import numpy as np
-        counts = np.bincount(_storage_indices(sizes, strides, offset), minlength=n).astype(grad._impl.dtype.np)
-        counts[counts == 0] = 1
-        dev = grad._impl.device
-        flat = flat / wrap(backend_for(dev).from_numpy(counts, dev), grad._impl.dtype, dev)
-    return at.as_strided(flat, list(sizes), list(strides), offset)
-
-
-class _ScatterAddStrided(_Function):
-    """Sum of ``grad``'s elements into a flat buffer at a (self-overlapping) strided geometry."""
-
-    @staticmethod
-    def forward(ctx, grad, n, size, stride, offset):
-        import numpy as np
-        ctx.geometry = (size, stride, offset)
-        impl = grad._impl
-        backend = backend_for(impl.device)
-        values = np.asarray(backend.to_numpy(impl._array)).reshape(-1)
-        out = np.zeros(n, dtype=values.dtype)
-        np.add.at(out, _storage_indices(size, stride, offset), values)
-        return wrap(backend.from_numpy(out, impl.device), impl.dtype, impl.device)
-
-    @staticmethod
-    def backward(ctx, g):
-        size, stride, offset = ctx.geometry
-        return at.as_strided(g, size, stride, offset), None, None, None, None
 
 
 def to_copy_backward(grad, dtype, device):

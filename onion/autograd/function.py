@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from ..core.tensor import Tensor
 from ..core.tls import tls
-from .graph import Node, SavedVariable, detach, gradient_edge, set_history
-from .kernel_support import meta, rebase_history
+from .graph import Node, SavedVariable, detach, gradient_edge, meta
+from .history import rebase_history, set_history
 from ..aten.at import at
 
 

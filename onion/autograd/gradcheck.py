@@ -8,7 +8,11 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..aten.at import at
+from ..aten.tensor_new import wrap
+from ..backends import backend_for
 from ..core.tensor import Tensor
+from .engine import grad
 
 
 class GradcheckError(RuntimeError):
@@ -23,22 +27,26 @@ def _tensor_outputs(outs):
     return [o for o in _as_tuple(outs) if isinstance(o, Tensor)]
 
 
+def _like(values, t, requires_grad=False):
+    """A new tensor of ``t``'s dtype and device holding ``values`` (a host array)."""
+    dt, dev = t._impl.dtype, t._impl.device
+    out = wrap(backend_for(dev).from_numpy(np.array(values, dtype=dt.np), dev), dt, dev)
+    return out.requires_grad_(True) if requires_grad else out
+
+
 def _host(t) -> np.ndarray:
     return np.asarray(t.detach().cpu().numpy()).astype(np.float64).reshape(-1)
 
 
 def _numerical_jacobian(fn, inputs, i, eps):
     """d outputs / d inputs[i] by central differences: one (numel_in, numel_out) matrix per output."""
-    import onion
     x = inputs[i]
     base = np.array(x.detach().cpu().numpy(), copy=True)
     outs0 = _tensor_outputs(fn(*inputs))
     jac = [np.zeros((base.size, o.numel())) for o in outs0]
 
     def evaluate(values):
-        new = onion.tensor(values, dtype=x.dtype, device=x.device)
-        if x.requires_grad:
-            new.requires_grad_(True)
+        new = _like(values, x, x.requires_grad)
         args = list(inputs)
         args[i] = new
         return [_host(o) for o in _tensor_outputs(fn(*args))]
@@ -59,7 +67,6 @@ def _numerical_jacobian(fn, inputs, i, eps):
 
 def _analytical_jacobian(fn, inputs, i):
     """The same matrices from one backward pass per output element (vector-Jacobian products)."""
-    import onion
     outs = _tensor_outputs(fn(*inputs))
     x = inputs[i]
     jacs = []
@@ -71,8 +78,7 @@ def _analytical_jacobian(fn, inputs, i):
         for k in range(o.numel()):
             g = np.zeros(o.numel())
             g[k] = 1.0
-            go = onion.tensor(g.reshape(tuple(o.shape)), dtype=o.dtype, device=o.device)
-            (gi,) = onion.autograd.grad(o, (x,), go, retain_graph=True, allow_unused=True)
+            (gi,) = grad(o, (x,), _like(g.reshape(tuple(o.shape)), o), retain_graph=True, allow_unused=True)
             if gi is not None:
                 if tuple(gi.shape) != tuple(x.shape):
                     raise GradcheckError(f"Gradient has wrong shape: {tuple(gi.shape)} for an input of shape "
@@ -112,13 +118,11 @@ def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=T
 def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=True,
                   **_ignored) -> bool:
     """gradcheck of the map (inputs, grad_outputs) -> first derivatives (built with create_graph=True)."""
-    import onion
     inputs = _as_tuple(inputs)
     outs = _tensor_outputs(func(*inputs))
     if grad_outputs is None:
         rng = np.random.default_rng(0)
-        grad_outputs = tuple(onion.tensor(rng.standard_normal(tuple(o.shape)), dtype=o.dtype, device=o.device,
-                                          requires_grad=True) for o in outs)
+        grad_outputs = tuple(_like(rng.standard_normal(tuple(o.shape)), o, True) for o in outs)
     grad_outputs = _as_tuple(grad_outputs)
     n = len(inputs)
 
@@ -126,7 +130,7 @@ def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=
         ins, gos = args[:n], args[n:]
         o = [t for t in _tensor_outputs(func(*ins)) if t.requires_grad]
         diff = [x for x in ins if isinstance(x, Tensor) and x.requires_grad]
-        gs = onion.autograd.grad(o, diff, gos[:len(o)], create_graph=True, allow_unused=True)
-        return tuple(g if g is not None else onion.zeros_like(x) for g, x in zip(gs, diff))
+        gs = grad(o, diff, gos[:len(o)], create_graph=True, allow_unused=True)
+        return tuple(g if g is not None else at.zeros_like(x, None, None, None, None, None) for g, x in zip(gs, diff))
     return gradcheck(first_grads, tuple(inputs) + tuple(grad_outputs), eps=eps, atol=atol, rtol=rtol,
                      raise_exception=raise_exception)

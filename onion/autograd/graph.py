@@ -3,8 +3,7 @@
 An edge is ``(node, input_nr)``: where a gradient goes next.  A tensor that
 requires grad is either a leaf (gradients accumulate into ``.grad`` through
 its ``AccumulateGrad``) or the ``output_nr``-th output of its ``grad_fn``.
-A view with history becomes a ``DifferentiableViewImpl``, whose ``grad_fn``
-is rebuilt from its base after the base is modified in place.
+How views and in-place ops change a tensor's history is in ``history.py``.
 """
 from __future__ import annotations
 
@@ -57,6 +56,19 @@ class Node:
 
     def name(self) -> str:
         return self._name or type(self).__name__
+
+    def __getattr__(self, attr):
+        """``grad_fn._saved_self``, ``_saved_other``, ``_saved_result``: what the node saved, as PyTorch
+        exposes it (None when the input was not needed and so not saved)."""
+        if attr.startswith("_saved_") and attr != "_saved_names":
+            key = attr[len("_saved_"):]
+            for stored in ("s_" + key, "a_" + key):
+                if hasattr(type(self), stored) or stored in self.__dict__:
+                    value = getattr(self, stored)
+                    if stored[0] == "s" and value is not None:
+                        return value.unpack(self) if key == "result" else value.unpack()
+                    return value
+        raise AttributeError(f"'{type(self).__name__}' object has no attribute '{attr}'")
 
     def apply(self, grads):
         raise NotImplementedError
@@ -235,77 +247,19 @@ def gradient_edge(t):
     return (None, 0)
 
 
-def set_history(t, node, output_nr: int = 0) -> None:
-    impl = t._impl
-    if impl._base is not None and type(impl) is TensorImpl:
-        impl.__class__ = DifferentiableViewImpl
+def set_grad_fn(impl, node, output_nr: int = 0) -> None:
+    """Make ``impl`` the ``output_nr``-th output of ``node`` (``history.set_history`` adds what views need)."""
     impl.grad_fn = node
     impl.requires_grad = True
     impl.output_nr = output_nr
-    if impl._retains_grad and "_retain_hook" in impl.__dict__:
-        _move_retain_hook(impl)
 
 
-def retain_grad(t) -> None:
-    """``Tensor.retain_grad``: keep the gradient of a non-leaf in ``.grad``.
-
-    The hook follows the tensor: after an in-place op gives it a new
-    grad_fn, the gradient retained is that of the new value, as in PyTorch.
-    It holds the tensor weakly, so the graph does not keep it alive.
-    """
+def meta(t):
+    """What the engine needs to shape a gradient for this input: (sizes, dtype, device)."""
+    if t is None:
+        return None
     impl = t._impl
-    if not impl.requires_grad:
-        raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
-    if impl.grad_fn is None or impl._retains_grad:
-        return
-    impl._retains_grad = True
-    _move_retain_hook(impl)
-
-
-def _move_retain_hook(impl) -> None:
-    old = impl.__dict__.get("_retain_hook")
-    if old is not None:
-        old.remove()
-    ref = weakref.ref(impl)
-
-    def keep(grad):
-        target = ref()
-        if target is not None:
-            accumulate_grad(target, grad, tls.grad_enabled)
-    fn = impl.__dict__.get("_grad_fn") if isinstance(impl, DifferentiableViewImpl) else impl.grad_fn
-    impl._retain_hook = fn._add_tensor_pre_hook(impl.output_nr, keep)
-
-
-class DifferentiableViewImpl(TensorImpl):
-    """A view with autograd history (PyTorch's DifferentiableViewMeta).
-
-    Its ``grad_fn`` is remembered with the version counter's value; after an
-    in-place change made through the base or through another view, the stale
-    node is replaced on the next read by an ``AsStridedBackward0`` of the
-    base's current history, so gradients see the modification.
-    """
-
-    @property
-    def grad_fn(self):
-        d = self.__dict__
-        fn = d.get("_grad_fn")
-        if d.get("_view_version") != self.version:
-            base = self._base
-            if base.requires_grad:
-                from .kernel_support import regenerate_view_node
-                fn = regenerate_view_node(base, self)
-                self.output_nr = 0
-            d["_grad_fn"] = fn
-            d["_view_version"] = self.version
-            if "_retain_hook" in d and fn is not None:
-                _move_retain_hook(self)
-        return fn
-
-    @grad_fn.setter
-    def grad_fn(self, fn):
-        d = self.__dict__
-        d["_grad_fn"] = fn
-        d["_view_version"] = self.version
+    return (tuple(impl._array.shape), impl.dtype, impl.device)
 
 
 def _type_desc(impl) -> str:
@@ -350,8 +304,8 @@ class SavedVariable:
         if self.vc[0] != self.version:
             raise RuntimeError(self._modified_message(node))
         if self.is_output and node is not None:
-            t = detach(self.data)
-            set_history(t, node, self.output_nr)
+            t = detach(self.data)         # a fresh alias, never a view: no view history to set up
+            set_grad_fn(t._impl, node, self.output_nr)
             return t
         return self.data
 

@@ -213,12 +213,15 @@ def plan_node(d: Derivative) -> NodePlan:
 
 def gen_node_class(p: NodePlan) -> list:
     n = len(p.edges)
+    saved = sorted(["s_" + t for t in p.saved_tensors] + (["s_result"] if p.saved_result else []))
     L = [f"class {p.d.node_name}(_Node):", f"    _opname = {('aten::' + p.d.name)!r}",
          f"    _name = {p.d.display_name!r}",
-         f"    _saved_names = {tuple(sorted(['s_' + t for t in p.saved_tensors] + (['s_result'] if p.saved_result else [])))!r}",
-         "    def apply(self, grads):", "        grad = grads[0]", f"        _r = [None] * {n}",
-         "        if all(g is None for g in grads):", "            return tuple(_r)",
-         "        _nf = self.next_functions"]
+         f"    _saved_names = {tuple(saved)!r}"]
+    # a tensor no live edge needs is not saved (PyTorch's should_compute_output): it reads as None
+    L += [f"    {name} = None" for name in saved]
+    L += ["", "    def apply(self, grads):", "        grad = grads[0]", f"        _r = [None] * {n}",
+          "        if grad is None and grads.count(None) == len(grads):", "            return tuple(_r)",
+          "        _nf = self.next_functions"]
     for idx, expr, rw in p.formulas:
         cond = " or ".join(f"_nf[{i}][0] is not None" for i in idx)
         L.append(f"        if {cond}:")

@@ -125,9 +125,16 @@ class AutogradWriter:
         if p != "missing":
             for t in saved:
                 if f.is_inplace and t == names[0]:
-                    rec.append(f"    node.s_{t} = _SavedVariable(_clone_for_save({t}), False)")
+                    save = f"node.s_{t} = _SavedVariable(_clone_for_save({t}), False)"
                 else:
-                    rec.append(f"    node.s_{t} = _SavedVariable({t}, False) if {t} is not None else None")
+                    save = f"node.s_{t} = _SavedVariable({t}, False) if {t} is not None else None"
+                needed_by = sorted({i for idx, _expr, rw in p.formulas if rw is not None and t in rw.used_tensors
+                                    for i in idx})
+                if len(needed_by) == len(edges):
+                    rec.append(f"    {save}")
+                else:       # only when an edge whose formula reads it is live (should_compute_output)
+                    live = " or ".join(f"node.next_functions[{i}][0] is not None" for i in needed_by)
+                    rec += [f"    if {live}:", f"        {save}"]
             for t, attr in sorted(p.saved_meta):
                 rec.append(f"    node.m_{t}_{attr} = {META_ATTRS[attr].format(t)}")
             for t in sorted(p.saved_other):

@@ -85,7 +85,8 @@ def render(yaml_path: str = YAML) -> dict:
     from .derivatives import gen_nodes, load_derivatives
     from .gen_autograd import gen_register_autograd
     from .gen_operators import gen_operators
-    from .gen_python import gen_functions, gen_methods, gen_stubs
+    from .gen_pyi import gen_pyi
+    from .gen_python import gen_functions, gen_methods
     from .gen_registrations import gen_registrations
     from .model import load_native_functions
     from .native_index import backward_helper_names, kernel_names, ufunc_formulas
@@ -103,7 +104,7 @@ def render(yaml_path: str = YAML) -> dict:
         **registrations,
         "python_functions.py": gen_functions(fns),
         "tensor_methods.py": gen_methods(fns),
-        "python_functions.pyi": gen_stubs(fns),
+        **gen_pyi(fns),
     }
     modules = sorted(n[:-3] for n in registrations)
     outputs["__init__.py"] = (

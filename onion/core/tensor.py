@@ -47,7 +47,12 @@ def _wrap_dim(dim: int, ndim: int, name: str = "size") -> int:
 
 class Tensor:
     """A handle: all state is in ``self._impl`` so that views and
-    ``detach`` can share it cheaply."""
+    ``detach`` can share it cheaply.
+
+    The operator methods (generated) and the hand-written ones that need
+    higher layers (``__repr__``, indexing, ``backward``; onion/bindings) are
+    set on the class by the public surface when onion loads.
+    """
 
     __slots__ = ("_impl", "__dict__", "__weakref__")   # attributes users set go to the dict, as on torch.Tensor
     __hash__ = object.__hash__
@@ -257,27 +262,6 @@ class Tensor:
         if self._impl.dtype.category != 1 or self._impl._array.size != 1:
             raise TypeError("only integer tensors of a single element can be converted to an index")
         return int(self.item())
-
-    def __repr__(self, *, tensor_contents=None):
-        from ..tensor_str import format_tensor  # late: the formatter is only needed to print
-        impl = self._impl
-        dt = impl.dtype
-        extras = []
-        if impl.grad_fn is not None:
-            extras.append(f"grad_fn=<{impl.grad_fn.name()}>")
-        elif impl.requires_grad:
-            extras.append("requires_grad=True")
-        if impl.device.type == "meta":
-            data = None
-        else:
-            data = self._host_array()
-            if dt is _dt.bfloat16:
-                data = data.astype("float32")
-        dev = None if impl.device.type == "cpu" else str(impl.device)
-        return format_tensor(data, dtype_name=dt.name, default_dtype_name=_dt.get_default_dtype().name,
-                             is_floating=dt.is_floating_point, is_complex=dt.is_complex,
-                             is_bool=dt is _dt.bool, device=dev, shape=tuple(impl._array.shape),
-                             extras=tuple(extras))
 
     def __format__(self, spec):
         if self._impl._array.ndim == 0 and spec:

@@ -30,12 +30,13 @@ class OpOverload:
         self.__module__ = f"onion.ops.{ns}"
 
     # --- calling ----------------------------------------------------------------
-    def __call__(self, *args, **kwargs):
-        return self._handle.call(*self._spec.normalize(args, kwargs))
+    # ``self_`` is positional-only so that ``self=`` can name the schema's argument, as in PyTorch
+    def __call__(self_, /, *args, **kwargs):
+        return self_._handle.call(*self_._spec.normalize(args, kwargs))
 
-    def redispatch(self, keyset, *args, **kwargs):
+    def redispatch(self_, /, keyset, *args, **kwargs):
         ks = keyset.repr_int if isinstance(keyset, DispatchKeySet) else int(keyset)
-        return self._handle.redispatch(ks, *self._spec.normalize(args, kwargs))
+        return self_._handle.redispatch(ks, *self_._spec.normalize(args, kwargs))
 
     def _call_normalized(self, values):
         return self._handle.call(*values)
@@ -100,17 +101,17 @@ class OpOverloadPacket:
         except KeyError:
             raise AttributeError(f"The underlying op of '{self}' has no overload name '{item}'") from None
 
-    def __call__(self, *args, **kwargs):
+    def __call__(self_, /, *args, **kwargs):
         errors = []
-        for ov in self._overloads.values():
+        for ov in self_._overloads.values():
             try:
                 values = ov._spec.normalize(args, kwargs)
             except TypeError as e:
                 errors.append(str(e))
                 continue
             return ov._handle.call(*values)
-        sigs = "\n  ".join(str(ov._schema) for ov in self._overloads.values())
-        raise TypeError(f"{self}() received arguments that match none of its overloads. Got "
+        sigs = "\n  ".join(str(ov._schema) for ov in self_._overloads.values())
+        raise TypeError(f"{self_}() received arguments that match none of its overloads. Got "
                         f"({', '.join(type(a).__name__ for a in args)}"
                         f"{', ' if args and kwargs else ''}{', '.join(f'{k}={type(v).__name__}' for k, v in kwargs.items())})."
                         f" Accepted schemas:\n  {sigs}")

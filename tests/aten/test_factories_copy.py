@@ -174,9 +174,9 @@ def test_tensor_with_dtype(dt):
         check_same(lambda: onion.tensor(data, dtype=odt(dt)), lambda: torch.tensor(data, dtype=tdt(dt)))
 
 
-@pytest.mark.xfail(strict=True, reason="tensor_api._to_array converts Python numbers with NumPy's casts (wrapping); "
-                   "torch.tensor(data, dtype=...) refuses values the dtype cannot hold: RuntimeError 'value cannot be "
-                   "converted to type uint8 without overflow'")
+@pytest.mark.xfail(strict=True, reason="python_torch_functions._to_array converts Python numbers with NumPy's "
+                   "casts (wrapping); torch.tensor(data, dtype=...) refuses values the dtype cannot hold: "
+                   "RuntimeError 'value cannot be converted to type uint8 without overflow'")
 def test_tensor_with_dtype_overflow():
     for data, dt in (([-1.5], "uint8"), ([300], "uint8"), ([1e40], "float32"), ([2**63], "int64")):
         check_same(lambda: onion.tensor(data, dtype=odt(dt)), lambda: torch.tensor(data, dtype=tdt(dt)))
@@ -449,9 +449,9 @@ def test_to_bad_args():
         same_exc_type(ro[1], rt[1])
 
 
-@pytest.mark.xfail(strict=True, reason="tensor_api._to takes positional arguments in any order and lets a later "
-                   "dtype replace an earlier one; torch's overloads (device, dtype) / (dtype) / (other) reject "
-                   "to(float32, int32) with TypeError")
+@pytest.mark.xfail(strict=True, reason="python_variable_methods._to takes positional arguments in any order and "
+                   "lets a later dtype replace an earlier one; torch's overloads (device, dtype) / (dtype) / (other) "
+                   "reject to(float32, int32) with TypeError")
 def test_to_two_dtypes_rejected():
     ro = outcome(lambda: onion.zeros(3).to(onion.float32, onion.int32))
     rt = outcome(lambda: torch.zeros(3).to(torch.float32, torch.int32))

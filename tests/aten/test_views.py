@@ -216,8 +216,9 @@ def test_getitem_errors():
     same_exc_type(ro[1], rt[1])
 
 
-@pytest.mark.xfail(strict=True, reason="tensor_api._index reports an out-of-range int with select()'s message and "
-                   "the dimension of the partly indexed tensor, and a 0-dim index with 'too many indices'; torch says "
+@pytest.mark.xfail(strict=True, reason="python_variable_methods._index reports an out-of-range int with select()'s "
+                   "message and the dimension of the partly indexed tensor, and a 0-dim index with 'too many "
+                   "indices'; torch says "
                    "'index 4 is out of bounds for dimension 0 with size 4' / 'invalid index of a 0-dim tensor. ...'")
 def test_getitem_error_messages():
     xo, xt = make((4, 5), "float32", 1)

@@ -34,7 +34,7 @@ def arr(values):
 
 
 RDIV_GAP = ("torch computes `4.0 / a` as reciprocal(a) * 4.0 (MulBackward0); onion's Tensor.__rtruediv__ "
-            "(onion/tensor_api.py) calls div.Tensor, and onion has no reciprocal operator")
+            "(onion/bindings/python_variable_methods.py) calls div.Tensor, and onion has no reciprocal operator")
 SQUEEZE_GAP = ("onion's generated fast path for Tensor.squeeze/onion.squeeze (onion/codegen/gen_python.py) sends "
                "squeeze(int) to squeeze.dims instead of squeeze.dim (torch: SqueezeBackward1)")
 MATMUL_GAP = ("torch's matmul uses dot / mv / unsqueeze+mm+squeeze_ for 1-d operands (DotBackward0, MvBackward0, "

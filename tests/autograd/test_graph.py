@@ -187,9 +187,9 @@ GRAPHS = {
 }
 
 NAME_GAPS = {
-    "inplace_on_slice": "onion's indexing (onion/tensor_api.py _index) records a slice for a full `:`; PyTorch "
-                        "skips it (applySlice returns self for start=0, stop=len, step=1), so y[:, :2] has one "
-                        "SliceBackward0 in torch and two in onion",
+    "inplace_on_slice": "onion's indexing (onion/bindings/python_variable_methods.py _index) records a slice "
+                        "for a full `:`; PyTorch skips it (applySlice returns self for start=0, stop=len, step=1), "
+                        "so y[:, :2] has one SliceBackward0 in torch and two in onion",
 }
 ERROR_GAPS = {
     "int_requires_grad": "onion/core/tensor.py requires_grad_ says 'only Tensors of floating point and complex "
@@ -987,12 +987,13 @@ def _retain_then_inplace(m, retain):
 
 def test_retain_grad_follows_inplace_ops():
     expected = _retain_then_inplace(torch, lambda t: t.retain_grad())
-    from onion.autograd.graph import retain_grad
+    from onion.autograd.history import retain_grad
     assert _retain_then_inplace(onion, retain_grad) == expected
     if _retain_then_inplace(onion, lambda t: t.retain_grad()) != expected:
-        pytest.xfail("Tensor.retain_grad (onion/tensor_api.py) registers its own hook on the current grad_fn, which "
-                     "an in-place op then leaves behind; it should delegate to onion.autograd.graph.retain_grad, "
-                     "which moves the hook to the tensor's new grad_fn (and holds the tensor weakly, no cycle)")
+        pytest.xfail("Tensor.retain_grad (onion/bindings/python_variable_methods.py) registers its own hook on the "
+                     "current grad_fn, which an in-place op then leaves behind; it should delegate to "
+                     "onion.autograd.history.retain_grad, which moves the hook to the tensor's new grad_fn (and holds "
+                     "the tensor weakly, no cycle)")
 
 
 def test_requires_grad_and_is_leaf():

@@ -1,7 +1,8 @@
-"""Hand-written parts of the public Tensor API: indexing, conversions, constructors.
+"""The hand-written ``Tensor`` methods (PyTorch's python_variable_methods.cpp and python_variable_indexing.cpp).
 
 Indexing goes through the view operators (``select``, ``slice``,
-``unsqueeze``), so it dispatches like any other call.
+``unsqueeze``), so it dispatches like any other call.  The public surface
+sets ``EXTRA_METHODS`` on ``Tensor`` next to the generated methods.
 """
 from __future__ import annotations
 
@@ -9,18 +10,16 @@ import numbers
 
 import numpy as np
 
-from .aten.at import at
-from .autograd.engine import run_backward as _run_backward
-from .aten.native.factories import infer_dtype
-from .aten.tensor_new import scalar_to_tensor, wrap
-from .backends import backend_for
-from .core import dtype as _dt
-from .core.device import CPU, canonical, device as _device
-from .core.tensor import Tensor
-from . import autograd
-from .autograd.graph import _RemovableHandle
-from .autograd.graph import retain_grad
-from .autograd.graph import detach
+from ..aten.at import at
+from ..aten.tensor_new import scalar_to_tensor
+from ..autograd.engine import backward as _autograd_backward, run_backward as _run_backward
+from ..autograd.graph import _RemovableHandle, detach
+from ..autograd.history import retain_grad
+from ..core import dtype as _dt
+from ..core.device import canonical, device as _device
+from ..core.tensor import Tensor
+from .python_torch_functions import tensor
+from .tensor_str import format_tensor
 
 
 def _index(self, key):
@@ -91,69 +90,6 @@ def _setitem(self, key, value):
         self._impl.bump_version()
 
 
-def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=False):
-    """A new tensor copying ``data`` (nested lists, scalars, NumPy arrays or tensors)."""
-    dev = canonical(device)
-    if isinstance(data, Tensor):
-        src = data.detach() if hasattr(data, "detach") else data
-        out = at._to_copy(src, dtype, None, dev, None, False, None)
-    else:
-        if isinstance(data, np.ndarray):
-            dt = dtype or _dt.from_numpy_dtype(data.dtype)
-            arr = np.array(data, dtype=dt.np, copy=True, order="K")
-        else:
-            dt = dtype or infer_dtype(data)
-            arr = _to_array(data, dt)
-        if arr.size == 0:
-            arr = np.empty(arr.shape, arr.dtype)
-        if dev.type != "cpu":
-            arr = backend_for(dev).from_numpy(arr, dev)
-        out = wrap(arr, dt, dev)
-    if requires_grad:
-        out.requires_grad_(True)
-    return out
-
-
-def _to_array(data, dt):
-    def flat(x):
-        if isinstance(x, Tensor):
-            return x.tolist()
-        if isinstance(x, (list, tuple)):
-            return [flat(y) for y in x]
-        return x
-    data = flat(data)
-    try:
-        if dt.is_complex:
-            return np.array(data, dtype=dt.np)
-        if dt.category == 2:
-            return np.array(data, dtype=np.float64 if dt is not _dt.float64 else dt.np).astype(dt.np) \
-                if dt in (_dt.bfloat16,) else np.array(data, dtype=dt.np)
-        if dt.category == 1:
-            a = np.array(data)
-            if a.dtype.kind == "c":
-                raise TypeError
-            return a.astype(np.float64).astype(dt.np) if a.dtype.kind == "f" else a.astype(dt.np)
-        return np.array(data, dtype=bool)
-    except ValueError as e:
-        raise ValueError(f"expected sequence of equal-length lists: {e}") from None
-
-
-def from_numpy(array) -> Tensor:
-    """A CPU tensor sharing memory with ``array``."""
-    if not isinstance(array, np.ndarray):
-        raise TypeError(f"expected np.ndarray (got {type(array).__name__})")
-    dt = _dt.from_numpy_dtype(array.dtype)
-    return wrap(array, dt, CPU)
-
-
-def as_tensor(data, dtype=None, device=None) -> Tensor:
-    if isinstance(data, Tensor):
-        return data.to(dtype=dtype, device=device) if (dtype or device) else data
-    if isinstance(data, np.ndarray) and dtype is None and canonical(device) == CPU:
-        return from_numpy(data)
-    return tensor(data, dtype=dtype, device=device)
-
-
 def _conv(dtype):
     def method(self, memory_format=None):
         return self.to(dtype)
@@ -193,7 +129,7 @@ def _backward(self, gradient=None, retain_graph=None, create_graph=False, inputs
     if inputs is None:      # the common call, straight to the engine
         _run_backward((self,), (gradient,), create_graph if retain_graph is None else retain_graph, create_graph)
         return
-    autograd.backward(self, gradient, retain_graph, create_graph, inputs=inputs)
+    _autograd_backward(self, gradient, retain_graph, create_graph, inputs=inputs)
 
 
 def _register_hook(self, hook):
@@ -238,7 +174,30 @@ def _data_set(self, value):
     impl._offset, impl._strides = src._offset, src._strides
 
 
+def _repr(self, *, tensor_contents=None):
+    """``repr(tensor)``: the values gathered into NumPy, then PyTorch's printer (tensor_str)."""
+    impl = self._impl
+    dt = impl.dtype
+    extras = []
+    if impl.grad_fn is not None:
+        extras.append(f"grad_fn=<{impl.grad_fn.name()}>")
+    elif impl.requires_grad:
+        extras.append("requires_grad=True")
+    if impl.device.type == "meta":
+        data = None
+    else:
+        data = self._host_array()
+        if dt is _dt.bfloat16:
+            data = data.astype("float32")
+    dev = None if impl.device.type == "cpu" else str(impl.device)
+    return format_tensor(data, dtype_name=dt.name, default_dtype_name=_dt.get_default_dtype().name,
+                         is_floating=dt.is_floating_point, is_complex=dt.is_complex,
+                         is_bool=dt is _dt.bool, device=dev, shape=tuple(impl._array.shape),
+                         extras=tuple(extras))
+
+
 EXTRA_METHODS = {
+    "__repr__": _repr,
     "backward": _backward,
     "register_hook": _register_hook,
     "retain_grad": _retain_grad,

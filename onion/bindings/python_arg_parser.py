@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import numbers
 
-from .core import dtype as _dt
-from .core.device import canonical as _canonical, device as _device
-from .core.tensor import Tensor
-from .dispatch.arguments import REQUIRED, python_default
-from .aten.tensor_new import scalar_to_tensor
+from ..core import dtype as _dt
+from ..core.device import canonical as _canonical, device as _device
+from ..core.tensor import Tensor
+from ..dispatch.arguments import REQUIRED, python_default
+from ..aten.tensor_new import scalar_to_tensor
 
 # torch lets Python numbers stand for Tensor arguments only for these functions
 ALLOW_NUMBERS_AS_TENSORS = frozenset({

@@ -1,0 +1,170 @@
+"""Where a tensor's gradient comes from: ``set_history``, ``rebase_history``, and views.
+
+A view with history becomes a ``DifferentiableViewImpl``, whose ``grad_fn``
+is rebuilt from its base after the base is modified in place.  An in-place op
+on a view makes the base's node a ``CopySlices`` (PyTorch's variable.cpp and
+CopySlices); the gradient of a view of a changed base is as_strided's.
+"""
+from __future__ import annotations
+
+import weakref
+
+from ..aten.at import at
+from ..core.tensor import make_tensor
+from ..core.tensor_impl import TensorImpl
+from ..core.tls import tls
+from .graph import Node, _contiguous_strides, _same_layout, accumulate_grad, gradient_edge, meta, set_grad_fn
+from .strided_backward import as_strided_backward
+
+
+def set_history(t, node, output_nr: int = 0) -> None:
+    """``t`` is the ``output_nr``-th output of ``node``; a view starts tracking its base's changes."""
+    impl = t._impl
+    if impl._base is not None and type(impl) is TensorImpl:
+        impl.__class__ = DifferentiableViewImpl
+    set_grad_fn(impl, node, output_nr)
+    if impl._retains_grad and "_retain_hook" in impl.__dict__:
+        _move_retain_hook(impl)
+
+
+def retain_grad(t) -> None:
+    """``Tensor.retain_grad``: keep the gradient of a non-leaf in ``.grad``.
+
+    The hook follows the tensor: after an in-place op gives it a new
+    grad_fn, the gradient retained is that of the new value, as in PyTorch.
+    It holds the tensor weakly, so the graph does not keep it alive.
+    """
+    impl = t._impl
+    if not impl.requires_grad:
+        raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
+    if impl.grad_fn is None or impl._retains_grad:
+        return
+    impl._retains_grad = True
+    _move_retain_hook(impl)
+
+
+def _move_retain_hook(impl) -> None:
+    old = impl.__dict__.get("_retain_hook")
+    if old is not None:
+        old.remove()
+    ref = weakref.ref(impl)
+
+    def keep(grad):
+        target = ref()
+        if target is not None:
+            accumulate_grad(target, grad, tls.grad_enabled)
+    fn = impl.__dict__.get("_grad_fn") if isinstance(impl, DifferentiableViewImpl) else impl.grad_fn
+    impl._retain_hook = fn._add_tensor_pre_hook(impl.output_nr, keep)
+
+
+class DifferentiableViewImpl(TensorImpl):
+    """A view with autograd history (PyTorch's DifferentiableViewMeta).
+
+    Its ``grad_fn`` is remembered with the version counter's value; after an
+    in-place change made through the base or through another view, the stale
+    node is replaced on the next read by an ``AsStridedBackward0`` of the
+    base's current history, so gradients see the modification.
+    """
+
+    @property
+    def grad_fn(self):
+        d = self.__dict__
+        fn = d.get("_grad_fn")
+        if d.get("_view_version") != self.version:
+            base = self._base
+            if base.requires_grad:
+                fn = regenerate_view_node(base, self)
+                self.output_nr = 0
+            d["_grad_fn"] = fn
+            d["_view_version"] = self.version
+            if "_retain_hook" in d and fn is not None:
+                _move_retain_hook(self)
+        return fn
+
+    @grad_fn.setter
+    def grad_fn(self, fn):
+        d = self.__dict__
+        d["_grad_fn"] = fn
+        d["_view_version"] = self.version
+
+
+def rebase_history(t, node) -> None:
+    """After an in-place op: ``t`` is now the output of ``node`` (through CopySlices if it is a view)."""
+    impl = t._impl
+    base = impl._base
+    if base is None or base is impl:
+        set_history(t, node)
+        return
+    base_t = make_tensor(base)
+    copy_slices = CopySlices(base_t, t, node)
+    set_history(base_t, copy_slices)
+    view_node = ViewOfBase(base_t, t)
+    view_node.next_functions = ((copy_slices, 0),)
+    set_history(t, view_node)
+
+
+def regenerate_view_node(base_impl, view_impl):
+    """The node of a view whose base changed in place since its history was recorded."""
+    base_t, view_t = make_tensor(base_impl), make_tensor(view_impl)
+    node = ViewOfBase(base_t, view_t)
+    node.next_functions = (gradient_edge(base_t),)
+    return node
+
+
+def _geometry(impl):
+    return tuple(impl._array.shape), impl.strides, impl.storage_offset()
+
+
+class CopySlices(Node):
+    """The base's node after an in-place op on one of its views (PyTorch's CopySlices)."""
+
+    _name = "torch::autograd::CopySlices"
+
+    def __init__(self, base, view, fn):
+        super().__init__()
+        self.base_geom = _geometry(base._impl)
+        self.view_geom = _geometry(view._impl)
+        self.dtype = base._impl.dtype
+        self.fn = fn
+        self.next_functions = (gradient_edge(base),) + tuple(fn.next_functions[1:])
+        self._in_meta = (meta(base),) + tuple(getattr(fn, "_in_meta", (None,) * len(fn.next_functions))[1:])
+
+    def apply(self, grads):
+        (grad,) = grads
+        sizes, strides, offset = self.base_geom
+        vs, vst, voff = self.view_geom
+        if _same_layout(sizes, strides, _contiguous_strides(sizes)):
+            result = at.clone(grad, "contiguous_format")
+        else:
+            result = at.empty_strided(list(sizes), list(strides), grad.dtype, None, grad.device, None)
+            at.copy_(result, grad, False)
+        grad_slice = at.as_strided(result, list(vs), list(vst), voff - offset)
+        res = self.fn.apply((at.clone(grad_slice, None),))
+        if res[0] is not None:
+            at.copy_(grad_slice, res[0], False)
+        else:
+            at.fill__Scalar(grad_slice, 0)
+        return (result,) + tuple(res[1:])
+
+    def release_variables(self):
+        self.fn.release_variables()
+
+
+class ViewOfBase(Node):
+    """A modified view's node: its gradient is the base's, restricted to the view (as_strided's backward)."""
+
+    _name = "AsStridedBackward0"
+
+    def __init__(self, base, view):
+        super().__init__()
+        self.base_geom = _geometry(base._impl)
+        self.view_geom = _geometry(view._impl)
+        self._in_meta = (meta(base),)
+
+    def apply(self, grads):
+        (grad,) = grads
+        if grad is None:
+            return (None,)
+        sizes, strides, offset = self.base_geom
+        vs, vst, voff = self.view_geom
+        return (as_strided_backward(grad, sizes, strides, offset, vs, vst, voff),)
