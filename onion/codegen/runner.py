@@ -29,6 +29,22 @@ def _inputs() -> list:
     return files
 
 
+def _watched() -> list:
+    """Every file whose change may change the output: the inputs and the sources ``native_index`` reads."""
+    from .native_index import BACKWARD_HELPERS_FILE, NATIVE_DIR
+    native = [os.path.join(NATIVE_DIR, f) for f in sorted(os.listdir(NATIVE_DIR)) if f.endswith(".py")]
+    return _inputs() + native + [BACKWARD_HELPERS_FILE]
+
+
+def stat_signature() -> str:
+    """Sizes and modification times of the watched files: a cheap first test of freshness (no parsing)."""
+    parts = []
+    for f in _watched():
+        st = os.stat(f)
+        parts.append(f"{f}:{st.st_size}:{st.st_mtime_ns}")
+    return hashlib.sha256("\n".join(parts).encode()).hexdigest()
+
+
 def inputs_hash() -> str:
     from .native_index import fingerprint
     h = hashlib.sha256()
@@ -40,11 +56,22 @@ def inputs_hash() -> str:
 
 
 def _read_hash() -> str:
+    """The inputs hash the output was generated from (first line of the hash file)."""
+    return _read_marks()[0]
+
+
+def _read_marks() -> tuple:
+    """(inputs hash, stat signature) recorded with the output; empty strings when missing."""
     try:
         with open(HASH_FILE) as f:
-            return f.read().strip()
+            lines = f.read().split()
     except OSError:
-        return ""
+        return "", ""
+    return (lines + ["", ""])[0], (lines + ["", ""])[1]
+
+
+def _write_marks(content_hash: str) -> None:
+    _write(HASH_FILE, f"{content_hash}\n{stat_signature()}\n")
 
 
 def is_stale() -> bool:
@@ -132,9 +159,22 @@ def generate(yaml_path: str = YAML, out_dir: str = OUT) -> list:
                 os.unlink(os.path.join(out_dir, name))
     for name, text in outputs.items():
         _write(os.path.join(out_dir, name), text)
-    if out_dir == OUT:      # written last: marks the whole output fresh (a build from another YAML never is)
-        _write(HASH_FILE, inputs_hash() if os.path.abspath(yaml_path) == os.path.abspath(YAML) else "other-yaml")
+    if out_dir == OUT:
+        _compile_bytecode()
+        # written last: marks the whole output fresh (a build from another YAML never is)
+        if os.path.abspath(yaml_path) == os.path.abspath(YAML):
+            _write_marks(inputs_hash())
+        else:
+            _write(HASH_FILE, "other-yaml\n")
     return sorted(outputs)
+
+
+def _compile_bytecode() -> None:
+    """Write bytecode for the package now, so that imports do not compile every module each time when
+    Python is told not to write it (PYTHONDONTWRITEBYTECODE, read-only installs)."""
+    import compileall
+    with contextlib.suppress(OSError):
+        compileall.compile_dir(PKG, quiet=1, workers=1)
 
 
 def regenerate() -> list:
@@ -147,8 +187,13 @@ def ensure_generated() -> None:
     """Regenerate if stale; safe when several processes import at once."""
     if os.environ.get("ONION_SKIP_CODEGEN") == "1" and os.path.exists(os.path.join(OUT, "operators.py")):
         return
+    recorded, recorded_stats = _read_marks()
+    if recorded and recorded_stats == stat_signature():
+        return                          # nothing watched was touched since the last generation
     want = inputs_hash()
-    if _read_hash() == want:
+    if recorded == want:                # touched, not changed in what codegen reads (a kernel's body)
+        with contextlib.suppress(OSError):
+            _write_marks(want)
         return
     with _locked(OUT):
         if _read_hash() != want:      # another process may have finished while we waited

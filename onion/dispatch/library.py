@@ -18,7 +18,7 @@ fallthrough_kernel = FALLTHROUGH
 _DEF_NAMESPACES: dict[str, object] = {}
 
 
-_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+_ROOT_PREFIX = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))) + os.sep
 
 
 def _caller_debug(depth: int = 2) -> str:
@@ -26,8 +26,8 @@ def _caller_debug(depth: int = 2) -> str:
     as PyTorch names ``aten/src/ATen/RegisterCPU_0.cpp``)."""
     f = sys._getframe(depth)
     path = f.f_code.co_filename
-    if path.startswith(_ROOT + os.sep):
-        path = os.path.relpath(path, _ROOT)
+    if path.startswith(_ROOT_PREFIX):
+        path = path[len(_ROOT_PREFIX):]
     return f"registered at {path}:{f.f_lineno}"
 
 
