@@ -28,6 +28,8 @@ class dtype:
         "category",
         "index",
         "scalar_type_name",
+        "typemeta_name",
+        "cpp_type_name",
         "_real",
         "_complex",
     )
@@ -111,6 +113,27 @@ for _c, _r in ((complex64, float32), (complex128, float64)):
     _c._real = _r
     _c._complex = _c
 del _f, _c, _r
+
+# How C++ spells each type in PyTorch's messages (beside ``scalar_type_name``, c10's enum name "Float"):
+# caffe2::TypeMeta's name, which structured kernels' and TensorIterator's dtype errors print ("long int"),
+# and the C type AT_FORALL_SCALAR_TYPES names, which Scalar's checked conversion prints ("int64_t").
+_CPP_NAMES = {
+    "bool": ("bool", "bool"),
+    "uint8": ("unsigned char", "uint8_t"),
+    "int8": ("signed char", "int8_t"),
+    "int16": ("short int", "int16_t"),
+    "int32": ("int", "int"),
+    "int64": ("long int", "int64_t"),
+    "float16": ("c10::Half", "c10::Half"),
+    "bfloat16": ("c10::BFloat16", "c10::BFloat16"),
+    "float32": ("float", "float"),
+    "float64": ("double", "double"),
+    "complex64": ("c10::complex<float>", "c10::complex<float>"),
+    "complex128": ("c10::complex<double>", "c10::complex<double>"),
+}
+for _d in (bool, uint8, int8, int16, int32, int64, float16, bfloat16, float32, float64, complex64, complex128):
+    _d.typemeta_name, _d.cpp_type_name = _CPP_NAMES[_d.name]
+del _d
 
 # PyTorch's aliases (torch.half, torch.float, ...).
 half = float16
