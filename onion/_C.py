@@ -2,6 +2,7 @@
 
 A public address only: the functions live in the bindings layer
 (onion/bindings/dispatch_introspection.py), below the generated code.
+``dispatcher`` and ``tls`` are onion's own, for tools and tests.
 """
 from .bindings.dispatch_introspection import (DispatchKey, DispatchKeySet, FunctionSchema,  # noqa: F401
                                               __all__, _dispatch_dump, _dispatch_dump_table,
@@ -11,5 +12,5 @@ from .bindings.dispatch_introspection import (DispatchKey, DispatchKeySet, Funct
                                               _dispatch_tls_set_dispatch_key_excluded,
                                               _dispatch_tls_set_dispatch_key_included, _set_dispatch_trace,
                                               parse_schema)
-from .core.tls import tls  # noqa: F401,E402  (reached through onion._C by tests and tools)
-from .dispatch.dispatcher import dispatcher  # noqa: F401,E402
+from .core.tls import tls  # noqa: F401
+from .dispatch.dispatcher import dispatcher  # noqa: F401

@@ -10,7 +10,6 @@ from dataclasses import dataclass
 
 from numpy import asarray as _asarray, ndarray as _ndarray
 
-from ..core import dtype as _dt
 from . import iterator as _it
 from .tensor_new import empty_tensor, wrap
 from ..backends import backend_for
@@ -37,14 +36,6 @@ class Plan:
     impl_error: object = None
 
 
-# caffe2::TypeMeta names, which the structured wrappers' messages print
-CPP_TYPE_NAME = {
-    _dt.bool: "bool", _dt.uint8: "unsigned char", _dt.int8: "signed char", _dt.int16: "short int",
-    _dt.int32: "int", _dt.int64: "long int", _dt.float16: "c10::Half", _dt.bfloat16: "c10::BFloat16",
-    _dt.float32: "float", _dt.float64: "double", _dt.complex64: "c10::complex<float>",
-    _dt.complex128: "c10::complex<double>",
-}
-
 # in-place structured ops that PyTorch does not run through TensorIterator; their
 # wrappers check the result against self with check_inplace's own words
 CHECK_INPLACE_OPS = frozenset({"addmm_", "addmv_", "baddbmm_", "addbmm_", "cumsum_", "cumprod_"})
@@ -57,8 +48,8 @@ def _out_dtype(plan: Plan, out_tensor, xp):
         return None
     rule = plan.out_dtype_rule
     if rule is None:
-        raise RuntimeError(f"Expected out tensor to have dtype {CPP_TYPE_NAME[plan.dtype]}, but got "
-                           f"{CPP_TYPE_NAME[odt]} instead")
+        raise RuntimeError(f"Expected out tensor to have dtype {plan.dtype.typemeta_name}, but got "
+                           f"{odt.typemeta_name} instead")
     return rule(plan, odt, xp)
 
 
@@ -66,8 +57,8 @@ def _check_inplace(opname: str, plan: Plan, self):
     impl = self._impl
     if opname in CHECK_INPLACE_OPS:
         if impl.dtype is not plan.dtype:
-            raise RuntimeError(f"Bad in-place call: input tensor dtype {CPP_TYPE_NAME[impl.dtype]} and output tensor "
-                               f"dtype {CPP_TYPE_NAME[plan.dtype]} should match")
+            raise RuntimeError(f"Bad in-place call: input tensor dtype {impl.dtype.typemeta_name} and output tensor "
+                               f"dtype {plan.dtype.typemeta_name} should match")
         if tuple(impl._array.shape) != tuple(plan.shape):
             raise RuntimeError(f"Bad in-place call: input tensor size {list(impl._array.shape)} and output tensor "
                                f"size {list(plan.shape)} should match")

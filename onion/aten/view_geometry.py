@@ -7,6 +7,7 @@ PyTorch's exception type and text on bad input, so view kernels, meta kernels an
 fake tensors can all share them. ``output_strides_like`` is the one non-view
 piece: the layout TensorIterator picks for an elementwise op's fresh output.
 """
+from ..core.geometry import contiguous_strides, wrap_dim  # core's rules; kernels also find them here
 
 _INT64_MAX = (1 << 63) - 1
 _U64 = 1 << 64
@@ -15,16 +16,6 @@ _U64 = 1 << 64
 # --------------------------------------------------------------------------
 # dims and shapes
 # --------------------------------------------------------------------------
-
-def wrap_dim(dim, ndim):
-    """ATen's maybe_wrap_dim; a 0-dim tensor accepts -1 and 0."""
-    if ndim <= 0:
-        ndim = 1
-    if dim < -ndim or dim >= ndim:
-        raise IndexError(
-            f"Dimension out of range (expected to be in range of [{-ndim}, {ndim - 1}], but got {dim})")
-    return dim + ndim if dim < 0 else dim
-
 
 def _shape_str(shape):
     return "[" + ", ".join(str(s) for s in shape) + "]"
@@ -63,19 +54,6 @@ def infer_size(shape, numel):
     res = list(shape)
     res[infer_dim] = numel // newsize
     return tuple(res)
-
-
-def contiguous_strides(sizes):
-    """Row-major strides; a 0-size dim counts as 1, like empty_tensor_restride."""
-    n = len(sizes)
-    strides = [1] * n
-    acc = 1
-    for i in range(n - 1, -1, -1):
-        strides[i] = acc
-        s = sizes[i]
-        if s > 1:
-            acc *= s
-    return tuple(strides)
 
 
 def is_contiguous(sizes, strides):

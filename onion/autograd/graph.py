@@ -12,8 +12,8 @@ import weakref
 
 from numpy import add as _np_add
 
+from ..core.geometry import contiguous_strides
 from ..core.tls import tls
-
 from ..core.tensor import make_tensor
 from ..core.tensor_impl import TensorImpl
 from ..aten.at import at
@@ -177,10 +177,10 @@ def _clone_obey_contract(grad, var):
     sizes = tuple(var._array.shape)
     strides = var.strides
     if not _non_overlapping_and_dense(sizes, strides):
-        strides = _contiguous_strides(sizes)
+        strides = contiguous_strides(sizes)
     if _same_layout(sizes, grad._impl.strides, strides):
         return at.clone(grad, None)                      # preserve_format keeps a dense layout
-    if _same_layout(sizes, strides, _contiguous_strides(sizes)):
+    if _same_layout(sizes, strides, contiguous_strides(sizes)):
         return at.clone(grad, "contiguous_format")
     out = at.empty_strided(list(sizes), list(strides), grad._impl.dtype, None, grad._impl.device, None)
     at.copy_(out, grad, False)
@@ -189,14 +189,6 @@ def _clone_obey_contract(grad, var):
 
 def _same_layout(sizes, a, b) -> bool:
     return all(x == y for n, x, y in zip(sizes, a, b) if n != 1)
-
-
-def _contiguous_strides(sizes):
-    out, acc = [], 1
-    for n in reversed(sizes):
-        out.append(acc)
-        acc *= max(n, 1)
-    return tuple(reversed(out))
 
 
 def _non_overlapping_and_dense(sizes, strides) -> bool:
@@ -263,9 +255,7 @@ def meta(t):
 
 
 def _type_desc(impl) -> str:
-    names = {"float32": "Float", "float64": "Double", "float16": "Half", "bfloat16": "BFloat16",
-             "complex64": "ComplexFloat", "complex128": "ComplexDouble"}
-    kind = names.get(impl.dtype.name, impl.dtype.scalar_type_name)
+    kind = impl.dtype.scalar_type_name
     prefix = "torch" if impl.device.type == "cpu" else f"torch.{impl.device.type}"
     return f"{prefix}.{kind}Tensor [{', '.join(str(s) for s in impl._array.shape)}]"
 

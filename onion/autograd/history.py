@@ -10,10 +10,11 @@ from __future__ import annotations
 import weakref
 
 from ..aten.at import at
+from ..core.geometry import contiguous_strides
 from ..core.tensor import make_tensor
 from ..core.tensor_impl import TensorImpl
 from ..core.tls import tls
-from .graph import Node, _contiguous_strides, _same_layout, accumulate_grad, gradient_edge, meta, set_grad_fn
+from .graph import Node, _same_layout, accumulate_grad, gradient_edge, meta, set_grad_fn
 from .strided_backward import as_strided_backward
 
 
@@ -133,7 +134,7 @@ class CopySlices(Node):
         (grad,) = grads
         sizes, strides, offset = self.base_geom
         vs, vst, voff = self.view_geom
-        if _same_layout(sizes, strides, _contiguous_strides(sizes)):
+        if _same_layout(sizes, strides, contiguous_strides(sizes)):
             result = at.clone(grad, "contiguous_format")
         else:
             result = at.empty_strided(list(sizes), list(strides), grad.dtype, None, grad.device, None)

@@ -86,9 +86,12 @@ def storage_of_dense(array, device, xp):
 
 
 def _fill_itemsizes():
-    from ..core.dtype import ALL_DTYPES
-    for d in ALL_DTYPES:
+    from ..core.dtype import numpy_dtypes_loaded_and_listen
+
+    def add(d):
         _itemsize[d.np] = d.itemsize
+    for d in numpy_dtypes_loaded_and_listen(add):   # bfloat16 is added when ml_dtypes loads
+        add(d)
 
 
 _fill_itemsizes()

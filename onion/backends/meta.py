@@ -5,6 +5,7 @@ import numpy as np
 
 from ..core.device import META
 from ..core.dispatch_key import K
+from ..core.geometry import contiguous_strides
 from ..core.storage import Storage
 from .base import Backend, register_backend
 
@@ -35,15 +36,6 @@ class MetaArray:
 
     def __repr__(self):
         return f"MetaArray(shape={self.shape}, strides={self.strides}, dtype={self.dtype})"
-
-
-def contiguous_strides(shape):
-    strides = []
-    acc = 1
-    for s in reversed(shape):
-        strides.append(acc)
-        acc *= max(s, 1)
-    return tuple(reversed(strides))
 
 
 class MetaBackend(Backend):

@@ -8,8 +8,6 @@ from __future__ import annotations
 
 import numbers
 
-import numpy as np
-
 from ..aten.at import at
 from ..aten.tensor_new import scalar_to_tensor
 from ..autograd.engine import backward as _autograd_backward, run_backward as _run_backward

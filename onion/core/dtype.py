@@ -3,9 +3,14 @@
 Mirrors ``torch.dtype`` (c10::ScalarType) for the twelve scalar types onion
 supports, plus the process-wide default dtype (``torch.get_default_dtype``).
 This module imports nothing from onion so every other layer can import it.
+
+bfloat16's NumPy dtype comes from ml_dtypes, whose import costs more than the
+rest of ``import onion`` together; it is imported the first time
+``bfloat16.np`` is read (see _LazyNumpyDtype), not when onion is imported.
 """
 
-import ml_dtypes
+import importlib as _importlib
+
 import numpy as _np
 
 # Categories, ordered as PyTorch's type promotion orders them.
@@ -28,6 +33,8 @@ class dtype:
         "category",
         "index",
         "scalar_type_name",
+        "typemeta_name",
+        "cpp_type_name",
         "_real",
         "_complex",
     )
@@ -89,6 +96,74 @@ def _make(name, index, category, itemsize, is_signed, np_dtype, scalar_type_name
     return dtype(name, index, category, itemsize, is_signed, _np.dtype(np_dtype), scalar_type_name)
 
 
+_np_slot = dtype.np     # the slot's descriptor; reads of `.np` on a plain dtype go straight to it
+
+
+class _LazyNumpyDtype(dtype):
+    """A dtype whose NumPy dtype lives in a module that is slow to import.
+
+    Only the instance's class differs from a plain dtype until ``.np`` is first
+    read: then the module is imported, the slot is filled, the dtype is entered
+    in the NumPy lookup tables and the instance's class becomes ``dtype``, so
+    from then on it is an ordinary dtype (``type(d) is dtype``) whose ``.np`` is
+    a plain slot read. Other dtypes never pay for the laziness.
+    """
+
+    __slots__ = ()
+
+    @property
+    def np(self):
+        return _load_numpy_dtype(self)
+
+    @np.setter
+    def np(self, value):
+        _np_slot.__set__(self, value)
+
+
+# Shown as onion's dtype class in messages that name the type of a value.
+_LazyNumpyDtype.__name__ = _LazyNumpyDtype.__qualname__ = "dtype"
+
+# name -> (module, attribute) of the NumPy scalar type, for _LazyNumpyDtype instances
+_LAZY_NUMPY = {"bfloat16": ("ml_dtypes", "bfloat16")}
+
+
+def _make_lazy(name, index, category, itemsize, is_signed, scalar_type_name):
+    return _LazyNumpyDtype(name, index, category, itemsize, is_signed, None, scalar_type_name)
+
+
+def _load_numpy_dtype(d):
+    module, attr = _LAZY_NUMPY[d.name]
+    nd = _np.dtype(getattr(_importlib.import_module(module), attr))
+    _np_slot.__set__(d, nd)
+    if type(d) is _LazyNumpyDtype:
+        d.__class__ = dtype
+    _FROM_NUMPY[nd] = d
+    _FROM_NUMPY[nd.type] = d
+    for fn in _numpy_dtype_listeners:
+        fn(d)
+    return nd
+
+
+_numpy_dtype_listeners = []
+
+
+def numpy_dtypes_loaded_and_listen(fn):
+    """The dtypes whose ``.np`` is loaded now; fn(d) is called for each one loaded later.
+
+    For tables keyed by NumPy dtype that would otherwise read every ``.np``
+    (and so import ml_dtypes) at import time.
+    """
+    _numpy_dtype_listeners.append(fn)
+    return [d for d in ALL_DTYPES if type(d) is dtype]
+
+
+def _load_lazy_numpy_dtypes():
+    """Import every NumPy dtype not imported yet."""
+    for d in ALL_DTYPES:
+        if type(d) is _LazyNumpyDtype:
+            _load_numpy_dtype(d)
+
+
 # The order (and so `index`) is stable: bool, integral by width, floating, complex.
 bool = _make("bool", 0, CATEGORY_BOOL, 1, False, _np.bool_, "Bool")
 uint8 = _make("uint8", 1, CATEGORY_INTEGRAL, 1, False, _np.uint8, "Byte")
@@ -97,7 +172,7 @@ int16 = _make("int16", 3, CATEGORY_INTEGRAL, 2, True, _np.int16, "Short")
 int32 = _make("int32", 4, CATEGORY_INTEGRAL, 4, True, _np.int32, "Int")
 int64 = _make("int64", 5, CATEGORY_INTEGRAL, 8, True, _np.int64, "Long")
 float16 = _make("float16", 6, CATEGORY_FLOATING, 2, True, _np.float16, "Half")
-bfloat16 = _make("bfloat16", 7, CATEGORY_FLOATING, 2, True, ml_dtypes.bfloat16, "BFloat16")
+bfloat16 = _make_lazy("bfloat16", 7, CATEGORY_FLOATING, 2, True, "BFloat16")
 float32 = _make("float32", 8, CATEGORY_FLOATING, 4, True, _np.float32, "Float")
 float64 = _make("float64", 9, CATEGORY_FLOATING, 8, True, _np.float64, "Double")
 complex64 = _make("complex64", 10, CATEGORY_COMPLEX, 8, True, _np.complex64, "ComplexFloat")
@@ -111,6 +186,27 @@ for _c, _r in ((complex64, float32), (complex128, float64)):
     _c._real = _r
     _c._complex = _c
 del _f, _c, _r
+
+# How C++ spells each type in PyTorch's messages (beside ``scalar_type_name``, c10's enum name "Float"):
+# caffe2::TypeMeta's name, which structured kernels' and TensorIterator's dtype errors print ("long int"),
+# and the C type AT_FORALL_SCALAR_TYPES names, which Scalar's checked conversion prints ("int64_t").
+_CPP_NAMES = {
+    "bool": ("bool", "bool"),
+    "uint8": ("unsigned char", "uint8_t"),
+    "int8": ("signed char", "int8_t"),
+    "int16": ("short int", "int16_t"),
+    "int32": ("int", "int"),
+    "int64": ("long int", "int64_t"),
+    "float16": ("c10::Half", "c10::Half"),
+    "bfloat16": ("c10::BFloat16", "c10::BFloat16"),
+    "float32": ("float", "float"),
+    "float64": ("double", "double"),
+    "complex64": ("c10::complex<float>", "c10::complex<float>"),
+    "complex128": ("c10::complex<double>", "c10::complex<double>"),
+}
+for _d in (bool, uint8, int8, int16, int32, int64, float16, bfloat16, float32, float64, complex64, complex128):
+    _d.typemeta_name, _d.cpp_type_name = _CPP_NAMES[_d.name]
+del _d
 
 # PyTorch's aliases (torch.half, torch.float, ...).
 half = float16
@@ -140,11 +236,12 @@ DTYPE_BY_NAME.update(
 # (arr.dtype, np.float32) are one dict lookup.
 _FROM_NUMPY = {}
 for _d in ALL_DTYPES:
-    _FROM_NUMPY[_d.np] = _d
-    _FROM_NUMPY[_d.np.type] = _d
+    if type(_d) is dtype:   # a lazy one enters itself when loaded
+        _FROM_NUMPY[_d.np] = _d
+        _FROM_NUMPY[_d.np.type] = _d
 del _d
 
-_NP_NAMES = frozenset(d.np.name for d in ALL_DTYPES)
+_NP_NAMES = frozenset(d.name for d in ALL_DTYPES)   # each dtype's name is its NumPy name
 _SUPPORTED_NUMPY = (
     "float64, float32, float16, bfloat16, complex64, complex128, "
     "int64, int32, int16, int8, uint8, and bool"
@@ -161,6 +258,18 @@ def from_numpy_dtype(np_dtype):
 
 
 def _from_numpy_dtype_slow(np_dtype):
+    try:
+        nd = _np.dtype(np_dtype)
+    except Exception:
+        nd = None
+    if (nd is None and isinstance(np_dtype, str)) or (nd is not None and nd.name in _LAZY_NUMPY):
+        # A lazy dtype (bfloat16 before ml_dtypes is imported) may be the
+        # answer, or its module may be what makes the name ("bfloat16") parse.
+        _load_lazy_numpy_dtypes()
+    return _from_numpy_dtype_loaded(np_dtype)
+
+
+def _from_numpy_dtype_loaded(np_dtype):
     try:
         nd = _np.dtype(np_dtype)
     except Exception:
@@ -213,7 +322,7 @@ def get_default_complex_dtype():
 def set_default_dtype(d):
     """Set the process-wide default floating dtype, validated as torch 2.13 does."""
     global _default_dtype, _default_complex_dtype
-    if type(d) is not dtype:
+    if not isinstance(d, dtype):
         raise TypeError("invalid dtype object: only floating-point types are supported as the default type")
     if not d.is_floating_point:
         raise TypeError("only floating-point types are supported as the default type")

@@ -1,12 +1,13 @@
 """``Tensor``: a light handle over a ``TensorImpl``.
 
 Only what needs no operator lives here (geometry, conversion to Python and
-NumPy, repr).  Operator methods (``add``, ``__add__``, ``view``...) are
+NumPy).  Operator methods (``add``, ``__add__``, ``view``...) are
 attached by the generated code, per the ``variants`` of each operator.
 """
 from __future__ import annotations
 
 from . import dtype as _dt
+from .geometry import wrap_dim
 from .tensor_impl import TensorImpl
 
 _new = object.__new__
@@ -36,13 +37,10 @@ class Size(tuple):
         return Size(tuple(self) + tuple(other))
 
 
-def _wrap_dim(dim: int, ndim: int, name: str = "size") -> int:
-    lo, hi = (-ndim, ndim - 1) if ndim else (-1, 0)
+def _dim_arg(dim, method: str) -> int:
     if not isinstance(dim, int):
-        raise TypeError(f"{name}(): argument 'dim' must be int, not {type(dim).__name__}")
-    if dim < lo or dim > hi:
-        raise IndexError(f"Dimension out of range (expected to be in range of [{lo}, {hi}], but got {dim})")
-    return dim + ndim if dim < 0 else dim
+        raise TypeError(f"{method}(): argument 'dim' (position 1) must be int, not {type(dim).__name__}")
+    return dim
 
 
 class Tensor:
@@ -66,13 +64,13 @@ class Tensor:
         shape = self._impl._array.shape
         if dim is None:
             return Size(shape)
-        return shape[_wrap_dim(dim, len(shape))]
+        return shape[wrap_dim(_dim_arg(dim, "size"), len(shape), wrap_scalar=False)]
 
     def stride(self, dim=None):
         strides = self._impl.strides
         if dim is None:
             return strides
-        return strides[_wrap_dim(dim, len(strides), "stride")]
+        return strides[wrap_dim(_dim_arg(dim, "stride"), len(strides), wrap_scalar=False)]
 
     @property
     def dtype(self):

@@ -7,6 +7,8 @@ autograd metadata) has a class-level default so that making a result costs
 four attribute stores.
 """
 from __future__ import annotations
+
+from .geometry import contiguous_strides
 from .tls import tls
 
 # device type -> function(array) -> (Storage, offset in elements); filled by backends
@@ -53,11 +55,7 @@ class TensorImpl:
             return self._strides
         a = self._array
         if a.size == 0:     # NumPy gives empty arrays zero strides; PyTorch gives contiguous ones
-            out, acc = [], 1
-            for size in reversed(a.shape):
-                out.append(acc)
-                acc *= max(size, 1)
-            return tuple(reversed(out))
+            return contiguous_strides(a.shape)
         n = self.dtype.itemsize
         return tuple(s // n for s in a.strides)
 

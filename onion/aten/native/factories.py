@@ -37,12 +37,6 @@ def empty_strided(size, stride, dtype=None, layout=None, device=None, pin_memory
     return make_view(base, size, tuple(stride), 0)
 
 
-# the C++ type names c10's checked conversion names in its overflow message
-_CPP_NAMES = {"bool": "bool", "uint8": "uint8_t", "int8": "int8_t", "int16": "int16_t", "int32": "int",
-              "int64": "int64_t", "float16": "c10::Half", "bfloat16": "c10::BFloat16", "float32": "float",
-              "float64": "double", "complex64": "c10::complex<float>", "complex128": "c10::complex<double>"}
-
-
 def checked_scalar(value, dt):
     """A Python number as an element of ``dt``, refusing what would overflow (c10's checked_convert):
     out-of-range integers (unsigned types also take negatives down to -max, wrapping), finite floats
@@ -51,7 +45,7 @@ def checked_scalar(value, dt):
         return dt.np.type(value)
 
     def overflow():
-        return RuntimeError(f"value cannot be converted to type {_CPP_NAMES[dt.name]} without overflow")
+        return RuntimeError(f"value cannot be converted to type {dt.cpp_type_name} without overflow")
     if isinstance(value, np.generic):
         value = value.item()
     if dt is _dt.bool:

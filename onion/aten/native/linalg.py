@@ -14,7 +14,7 @@ import math
 
 from ...core import dtype as _dt
 from ...core.promotion import DIMENSIONED, WRAPPED, can_cast, promote_pair, scalar_dtype
-from ..structured import CPP_TYPE_NAME as _CPP_NAME, Plan
+from ..structured import Plan
 from ..view_geometry import broadcast_pair_for_op, expand as _expand_geometry, legacy_type_str, reshape_is_view
 from ..at import at
 from ..iterator import resize_out
@@ -101,8 +101,8 @@ def meta_mm(self, mat2):
         raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({sa[0]}x{sa[1]} and {sb[0]}x{sb[1]})")
     dt = a.dtype
     if dt is not b.dtype:
-        raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: {_CPP_NAME[dt]} != "
-                           f"{_CPP_NAME[b.dtype]}")
+        raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: {dt.typemeta_name} != "
+                           f"{b.dtype.typemeta_name}")
     if dt is _dt.bool and sa[1] != 0 and sa[0] != 0 and sb[1] != 0:
         raise _bool_not_implemented("addmm_impl_cpu_")
     return Plan((sa[0], sb[1]), dt, a.device)
@@ -154,8 +154,8 @@ def meta_bmm(self, mat2):
         if gemm and d1 is not d2:
             raise RuntimeError(f"expected scalar type {d2.scalar_type_name} but found {d1.scalar_type_name}")
         if d1 is not d2:
-            raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: {_CPP_NAME[d1]} != "
-                               f"{_CPP_NAME[d2]}")
+            raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: {d1.typemeta_name} != "
+                               f"{d2.typemeta_name}")
         raise _bool_not_implemented("addmm_impl_cpu_")
     return Plan((bs, rows, cols), d2, b.device)
 
@@ -387,8 +387,8 @@ def _matmul_impl(out, tensor1, tensor2):
             _mv_checks(tensor1, tensor2, oi.dtype)
         r = _mv(tensor1, tensor2)
         if out._impl.dtype is not r._impl.dtype:
-            raise RuntimeError(f"Expected out tensor to have dtype {_CPP_NAME[r._impl.dtype]}, but got "
-                               f"{_CPP_NAME[out._impl.dtype]} instead")
+            raise RuntimeError(f"Expected out tensor to have dtype {r._impl.dtype.typemeta_name}, but got "
+                               f"{out._impl.dtype.typemeta_name} instead")
         return _copy_into(out, r)
     if dim1 == 1 and dim2 == 2:
         m = i2._array.shape[1]

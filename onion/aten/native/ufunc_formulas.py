@@ -377,13 +377,6 @@ def clamp_promote(ops, common):
     return common
 
 
-# the names c10's TypeMeta gives dtypes (what clamp_'s in-place error shows)
-_TYPEMETA_NAMES = {"bool": "bool", "uint8": "unsigned char", "int8": "signed char", "int16": "short int",
-                   "int32": "int", "int64": "long int", "float16": "c10::Half", "bfloat16": "c10::BFloat16",
-                   "float32": "float", "float64": "double", "complex64": "c10::complex<float>",
-                   "complex128": "c10::complex<double>"}
-
-
 def clamp_out_check(ops, result, out, inplace):
     """clamp with Python-number bounds is a unary op on self cast to the result type: no casting
     of the output at all (tensor bounds follow TensorIterator's usual rule)."""
@@ -391,7 +384,7 @@ def clamp_out_check(ops, result, out, inplace):
         return
     if inplace:
         raise RuntimeError(f"result type {result.scalar_type_name} can't be cast to the desired output type "
-                           f"{_TYPEMETA_NAMES[out.name]}")
+                           f"{out.typemeta_name}")
     raise RuntimeError(f"Found dtype {out.scalar_type_name} but expected {result.scalar_type_name}")
 
 
