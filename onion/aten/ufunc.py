@@ -91,18 +91,19 @@ def make_loop(formula: UfuncFormula, xp, dtype):
     """The loop for one (backend namespace, compute dtype): arrays and scalars in, array out."""
     fn = formula.fn
     n = formula.n_tensors
-    out_np = formula.out_dtype(dtype).np
+    out_dtype = formula.out_dtype(dtype)
     if dtype in (_dt.float16, _dt.bfloat16) and formula.opmath:
         f32 = _dt.float32.np
 
         def loop(*args):
+            # the NumPy dtype is read per call: bfloat16's (ml_dtypes) loads on first use, not at import
+            out_np = out_dtype.np
             arrays = [None if a is None else xp.asarray(a).astype(f32) for a in args[:n]]
             r = fn(xp, *arrays, *args[n:])
             return r.astype(out_np) if r.dtype != out_np else r
     else:
-        want = dtype.np
-
         def loop(*args):
+            want = dtype.np
             arrays = [a if a is None or a.dtype == want else a.astype(want) for a in args[:n]]
             return fn(xp, *arrays, *args[n:])
     if formula.errstate and xp is not None and hasattr(xp, "errstate"):
