@@ -4,9 +4,10 @@ import pytest
 
 import onion
 
-torch = pytest.importorskip("torch")
+from conftest import default_dtype, torch  # (torch: a stand-in without PyTorch)
 
 
+@pytest.mark.oracle
 @pytest.mark.parametrize("data", [[1.0, 2.5], [[1, 2], [3, 4]], [True, False], 3.0, [1 + 2j, 3j], [], [[1e-5, 1e9]]])
 def test_tensor_repr_and_dtype_inference(data):
     o, t = onion.tensor(data), torch.tensor(data)
@@ -15,6 +16,7 @@ def test_tensor_repr_and_dtype_inference(data):
     assert o.shape == tuple(t.shape) and o.stride() == t.stride()
 
 
+@pytest.mark.oracle
 def test_repr_with_dtype_and_grad():
     assert repr(onion.tensor([1, 2], dtype=onion.int32)) == "tensor([1, 2], dtype=onion.int32)"
     assert repr(onion.ones(2, requires_grad=True)) == "tensor([1., 1.], requires_grad=True)"
@@ -36,6 +38,7 @@ def test_item_tolist_numpy():
         f.item()
 
 
+@pytest.mark.oracle
 def test_from_numpy_strided_shares_storage():
     a = np.arange(12, dtype=np.int64).reshape(3, 4)[:, ::2]
     o, t = onion.from_numpy(a), torch.from_numpy(a)
@@ -46,6 +49,7 @@ def test_from_numpy_strided_shares_storage():
     assert a[0, 1] == -1
 
 
+@pytest.mark.oracle
 def test_to_and_device():
     o = onion.tensor([1.5, -2.5])
     assert o.to(onion.int32).tolist() == torch.tensor([1.5, -2.5]).to(torch.int32).tolist()
@@ -58,14 +62,12 @@ def test_to_and_device():
 
 def test_dtype_names_and_default():
     assert onion.float32 is onion.float and onion.get_default_dtype() is onion.float32
-    onion.set_default_dtype(onion.float64)
-    try:
+    with default_dtype("float64"):
         assert onion.tensor([1.0]).dtype is onion.float64
         assert onion.ones(1).dtype is onion.float64
-    finally:
-        onion.set_default_dtype(onion.float32)
 
 
+@pytest.mark.oracle
 def test_result_type_matches_torch():
     assert onion.result_type(onion.ones(2, dtype=onion.int32), 2.5).name == \
         str(torch.result_type(torch.ones(2, dtype=torch.int32), 2.5)).replace("torch.", "")

@@ -10,7 +10,7 @@ import ml_dtypes
 import numpy as np
 import pytest
 
-torch = pytest.importorskip("torch")
+from conftest import HAVE_TORCH, torch  # (torch: a stand-in without PyTorch)
 
 
 def _load_module():
@@ -96,12 +96,20 @@ def default_dtype(request):
 
 
 @pytest.fixture(autouse=True)
-def _reset_printoptions():
-    torch.set_printoptions(profile="default")
-    ts.set_printoptions(profile="default")
-    yield
-    torch.set_printoptions(profile="default")
-    ts.set_printoptions(profile="default")
+def _default_printoptions():
+    """Each test starts from the default print options (of both libraries) and afterwards the options
+    are the ones it found."""
+    saved = ts.get_printoptions()
+    saved_torch = torch._tensor_str.get_printoptions() if HAVE_TORCH else None
+    try:
+        ts.set_printoptions(profile="default")
+        if HAVE_TORCH:
+            torch.set_printoptions(profile="default")
+        yield
+    finally:
+        ts.set_printoptions(**saved)
+        if HAVE_TORCH:
+            torch.set_printoptions(**saved_torch)
 
 
 # ---------------------------------------------------------------------------
@@ -112,10 +120,18 @@ SHAPES = [(), (1,), (5,), (7,), (30,), (2, 3), (4, 1), (1, 4), (3, 4, 5), (2, 3,
           (1, 1, 1), (13, 9)]
 BIG_SHAPES = [(1001,), (40, 40), (3, 500), (500, 3), (12, 10, 10), (2, 3, 13, 17), (2000, 1)]
 SCALES = [1e-12, 1e-6, 1e-4, 1e-3, 0.1, 1.0, 3.0, 100.0, 1e4, 1e7, 1e9, 1e20]
-FLOAT_DTYPES = [torch.float32, torch.float64, torch.float16, torch.bfloat16]
-INT_DTYPES = [torch.int8, torch.int16, torch.int32, torch.int64, torch.uint8]
 
 
+def _tdt(*names):
+    """torch dtypes by name, for parametrize lists (just the names without torch: the tests are skipped)."""
+    return [getattr(torch, n) for n in names] if HAVE_TORCH else list(names)
+
+
+FLOAT_DTYPES = _tdt("float32", "float64", "float16", "bfloat16")
+INT_DTYPES = _tdt("int8", "int16", "int32", "int64", "uint8")
+
+
+@pytest.mark.oracle
 @pytest.mark.parametrize("dtype", FLOAT_DTYPES, ids=_dtype_name)
 @pytest.mark.parametrize("shape,scale", list(itertools.product(SHAPES, SCALES)),
                          ids=lambda v: str(v))
@@ -125,6 +141,7 @@ def test_random_floats(default_dtype, dtype, shape, scale):
     check(t)
 
 
+@pytest.mark.oracle
 @pytest.mark.parametrize("dtype", FLOAT_DTYPES, ids=_dtype_name)
 @pytest.mark.parametrize("shape", SHAPES, ids=str)
 def test_integer_valued_floats(default_dtype, dtype, shape):
@@ -135,6 +152,7 @@ def test_integer_valued_floats(default_dtype, dtype, shape):
     check(-t)
 
 
+@pytest.mark.oracle
 @pytest.mark.parametrize("dtype", FLOAT_DTYPES, ids=_dtype_name)
 def test_special_floats(default_dtype, dtype):
     nan, inf = math.nan, math.inf
@@ -154,6 +172,7 @@ def test_special_floats(default_dtype, dtype):
         check(torch.tensor(v, dtype=dtype))
 
 
+@pytest.mark.oracle
 @pytest.mark.parametrize("dtype", INT_DTYPES, ids=_dtype_name)
 @pytest.mark.parametrize("shape", SHAPES + BIG_SHAPES, ids=str)
 def test_ints(default_dtype, dtype, shape):
@@ -165,6 +184,7 @@ def test_ints(default_dtype, dtype, shape):
     check(t)
 
 
+@pytest.mark.oracle
 def test_int_extremes(default_dtype):
     for dt in INT_DTYPES + [torch.uint16, torch.uint32, torch.uint64]:
         info = torch.iinfo(dt)
@@ -176,6 +196,7 @@ def test_int_extremes(default_dtype):
         check(t[:1].reshape(()))
 
 
+@pytest.mark.oracle
 @pytest.mark.parametrize("shape", SHAPES + BIG_SHAPES, ids=str)
 def test_bools(default_dtype, shape):
     g = torch.Generator().manual_seed(3)
@@ -184,7 +205,8 @@ def test_bools(default_dtype, shape):
     check(torch.zeros(shape, dtype=torch.bool))
 
 
-@pytest.mark.parametrize("dtype", [torch.complex64, torch.complex128], ids=_dtype_name)
+@pytest.mark.oracle
+@pytest.mark.parametrize("dtype", _tdt("complex64", "complex128"), ids=_dtype_name)
 @pytest.mark.parametrize("shape", SHAPES + BIG_SHAPES[:3], ids=str)
 @pytest.mark.parametrize("scale", [1e-6, 1.0, 100.0, 1e9], ids=str)
 def test_complex(default_dtype, dtype, shape, scale):
@@ -195,6 +217,7 @@ def test_complex(default_dtype, dtype, shape, scale):
     check(torch.complex(re.round(), -im.round()).to(dtype))
 
 
+@pytest.mark.oracle
 def test_complex_special(default_dtype):
     vals = [1 + 2j, -1j, 0j, complex(0.0, -0.0), complex(-0.0, 0.0), complex(math.nan, 1),
             complex(1, math.nan), complex(math.inf, -math.inf), 1.5 - 2.25j, 1e-7 + 1j]
@@ -206,12 +229,14 @@ def test_complex_special(default_dtype):
     check(torch.tensor([1 + 2j, 3 - 4j], dtype=torch.complex64).conj())
 
 
+@pytest.mark.oracle
 @pytest.mark.filterwarnings("ignore:ComplexHalf")
 def test_complex32(default_dtype):
     check(torch.tensor([1 + 2j, 0.5 - 1j], dtype=torch.complex32))
 
 
-@pytest.mark.parametrize("dtype", FLOAT_DTYPES + [torch.complex64], ids=_dtype_name)
+@pytest.mark.oracle
+@pytest.mark.parametrize("dtype", FLOAT_DTYPES + _tdt("complex64"), ids=_dtype_name)
 @pytest.mark.parametrize("shape", BIG_SHAPES, ids=str)
 def test_summarized(default_dtype, dtype, shape):
     g = torch.Generator().manual_seed(9)
@@ -228,6 +253,7 @@ def test_summarized(default_dtype, dtype, shape):
         check(t2)
 
 
+@pytest.mark.oracle
 def test_bfloat16_as_ml_dtypes(default_dtype):
     g = torch.Generator().manual_seed(21)
     for shape in SHAPES + BIG_SHAPES:
@@ -236,6 +262,7 @@ def test_bfloat16_as_ml_dtypes(default_dtype):
         check(t * 1000, bf16_as_ml=True)
 
 
+@pytest.mark.oracle
 def test_float8(default_dtype):
     for dt in [torch.float8_e4m3fn, torch.float8_e5m2]:
         t = torch.tensor([0.5, -1.25, 3.0, 0.0, 100.0]).to(dt)
@@ -243,30 +270,32 @@ def test_float8(default_dtype):
         check(t.reshape(5, 1)[:2])
 
 
-@pytest.mark.parametrize("dtype", FLOAT_DTYPES + INT_DTYPES + [torch.bool, torch.complex64,
-                                                               torch.complex128],
+@pytest.mark.oracle
+@pytest.mark.parametrize("dtype", FLOAT_DTYPES + INT_DTYPES + _tdt("bool", "complex64", "complex128"),
                          ids=_dtype_name)
 @pytest.mark.parametrize("shape", [(0,), (0, 3), (3, 0), (2, 0, 4), (0, 0)], ids=str)
 def test_empty(default_dtype, dtype, shape):
     check(torch.empty(shape, dtype=dtype))
 
 
-@pytest.mark.parametrize("dtype", FLOAT_DTYPES + INT_DTYPES + [torch.bool, torch.complex64,
-                                                               torch.complex128],
+@pytest.mark.oracle
+@pytest.mark.parametrize("dtype", FLOAT_DTYPES + INT_DTYPES + _tdt("bool", "complex64", "complex128"),
                          ids=_dtype_name)
 @pytest.mark.parametrize("shape", [(), (0,), (2, 3), (4, 5, 6), (10 ** 6,)], ids=str)
 def test_meta(default_dtype, dtype, shape):
     check(torch.empty(shape, dtype=dtype, device="meta"))
 
 
+@pytest.mark.oracle
 def test_meta_requires_grad(default_dtype):
     t = torch.empty(2, 3, device="meta", requires_grad=True)
     check(t)
     check(t * 2)
 
 
-@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.float16,
-                                   torch.bfloat16, torch.complex64], ids=_dtype_name)
+@pytest.mark.oracle
+@pytest.mark.parametrize("dtype", _tdt("float32", "float64", "float16", "bfloat16", "complex64"),
+                         ids=_dtype_name)
 @pytest.mark.parametrize("shape", [(), (3,), (2, 3), (40,), (6, 14), (1200,), (0, 2)], ids=str)
 def test_autograd_extras(default_dtype, dtype, shape):
     g = torch.Generator().manual_seed(2)
@@ -279,6 +308,7 @@ def test_autograd_extras(default_dtype, dtype, shape):
     check(t.reshape(-1)[:1])
 
 
+@pytest.mark.oracle
 def test_long_suffix_wraps(default_dtype):
     # lines close to the linewidth push suffixes to a new line
     for n in range(1, 20):
@@ -289,12 +319,14 @@ def test_long_suffix_wraps(default_dtype):
         check(tf * 3)
 
 
+@pytest.mark.oracle
 def test_scalar_dtypes(default_dtype):
     for dt in FLOAT_DTYPES + INT_DTYPES + [torch.bool, torch.complex64, torch.complex128]:
         check(torch.tensor(1, dtype=dt))
         check(torch.tensor(0, dtype=dt))
 
 
+@pytest.mark.oracle
 def test_views_and_noncontiguous(default_dtype):
     g = torch.Generator().manual_seed(4)
     t = torch.randn(6, 8, generator=g)
@@ -325,6 +357,7 @@ PRINT_OPTION_SETS = [
 ]
 
 
+@pytest.mark.oracle
 @pytest.mark.parametrize("opts", PRINT_OPTION_SETS, ids=str)
 def test_printoptions(opts):
     torch.set_printoptions(**opts)
@@ -416,6 +449,7 @@ def test_does_not_import_torch():
     assert "import torch" not in src and "from torch" not in src
 
 
+@pytest.mark.oracle
 def test_random_fuzz():
     """Random dtype / shape / scale / special values / print options / default dtype."""
     import random
@@ -425,6 +459,7 @@ def test_random_fuzz():
            torch.int32, torch.int64, torch.uint8, torch.bool, torch.complex64,
            torch.complex128]
     old_default = torch.get_default_dtype()
+    old_rng = torch.get_rng_state()
     torch.manual_seed(0)
     try:
         for _ in range(1500):
@@ -470,3 +505,4 @@ def test_random_fuzz():
             check(t)
     finally:
         torch.set_default_dtype(old_default)
+        torch.set_rng_state(old_rng)

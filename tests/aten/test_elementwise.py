@@ -8,7 +8,9 @@ import numpy as np
 import pytest
 
 from conftest import (COMPLEX_NAMES, DTYPE_NAMES, FLOAT_NAMES, INT_NAMES, assert_close, check_same, complex_half_gap,
-                      make, meta_like, odt, onion, outcome, same_exc_type, tdt, tmeta_like, to_np, torch)
+                      default_dtype, make, meta_like, odt, onion, outcome, same_exc_type, tdt, tmeta_like, to_np, torch)
+
+pytestmark = pytest.mark.oracle      # every test here compares with PyTorch
 
 PAIRS = list(itertools.product(DTYPE_NAMES, DTYPE_NAMES))
 BINARY = ("add", "mul", "sub", "div", "eq", "maximum")
@@ -84,16 +86,10 @@ def test_result_type_matches_torch():
 
 def test_default_dtype_changes_scalar_promotion():
     o, t = make((3,), "int32")
-    prev = onion.get_default_dtype()
-    onion.set_default_dtype(onion.float64)
-    torch.set_default_dtype(torch.float64)
-    try:
+    with default_dtype("float64"):
         check_same(lambda: o + 1.5, lambda: t + 1.5)
         check_same(lambda: o / 2, lambda: t / 2)
         check_same(lambda: o * 1j, lambda: t * 1j)
-    finally:
-        onion.set_default_dtype(prev)
-        torch.set_default_dtype(torch.float32)
 
 
 # ------------------------------------------------------------------ add / sub / div overloads

@@ -6,8 +6,10 @@ import warnings
 import numpy as np
 import pytest
 
-from conftest import (DTYPE_NAMES, assert_close, check_same, geom, make, odt, onion, outcome, same_exc_type, tdt,
-                      to_np, torch)
+from conftest import (DTYPE_NAMES, assert_close, check_same, default_dtype, geom, make, odt, onion, outcome,
+                      same_exc_type, tdt, to_np, torch)
+
+pytestmark = pytest.mark.oracle      # every test here compares with PyTorch
 
 
 def meta_geom(o, t):
@@ -81,18 +83,13 @@ def test_full_each_dtype(dt):
 
 
 def test_full_with_default_dtype_float64():
-    onion.set_default_dtype(onion.float64)
-    torch.set_default_dtype(torch.float64)
-    try:
+    with default_dtype("float64"):
         check_same(lambda: onion.full((2,), 1.5), lambda: torch.full((2,), 1.5))
         check_same(lambda: onion.full((2,), 1j), lambda: torch.full((2,), 1j))
         check_same(lambda: onion.zeros(2), lambda: torch.zeros(2))
         check_same(lambda: onion.arange(0, 1, 0.25), lambda: torch.arange(0, 1, 0.25))
         check_same(lambda: onion.tensor([1.5]), lambda: torch.tensor([1.5]))
         check_same(lambda: onion.scalar_tensor(2), lambda: torch.scalar_tensor(2))
-    finally:
-        onion.set_default_dtype(onion.float32)
-        torch.set_default_dtype(torch.float32)
 
 
 def test_factory_out_variants():

@@ -6,6 +6,8 @@ import pytest
 
 from conftest import assert_close, check_same, geom, make, meta_like, onion, outcome, same_exc_type, torch
 
+pytestmark = pytest.mark.oracle      # every test here compares with PyTorch
+
 LAYOUTS = ("contiguous", "transposed", "stepped", "expanded")
 
 

@@ -15,6 +15,8 @@ import pytest
 
 from conftest import assert_close, onion, torch
 
+pytestmark = pytest.mark.oracle      # every test here compares with PyTorch
+
 
 def data(*shape, seed=0):
     rng = np.random.default_rng(seed)

@@ -3,14 +3,18 @@
 This is the recipe a new backend follows: subclass ``Backend``, register it,
 name the device; every generated kernel then runs on it.
 """
+import copy
+
 import numpy as np
 import pytest
 
 import onion
-from onion.backends.base import BACKENDS, Backend, register_backend
+from onion.backends.base import BACKEND_BY_KEY, BACKENDS, Backend, register_backend
 from onion.backends.cpu import storage_of_dense, strided_empty
+from onion.core import device as _device
 from onion.core.device import rename_privateuse1_backend
 from onion.core.dispatch_key import K
+from onion.core.tensor_impl import STORAGE_MAKERS
 
 
 class ToyBackend(Backend):
@@ -38,12 +42,27 @@ class ToyBackend(Backend):
         return np.array(array)
 
 
+def _registries():
+    """Everything registering a backend and renaming PrivateUse1 writes to."""
+    return (_device._PRIVATE_NAME, _device._BACKEND_OF_TYPE, _device._CACHE, BACKENDS, BACKEND_BY_KEY, STORAGE_MAKERS)
+
+
 @pytest.fixture(scope="module")
 def toy():
-    rename_privateuse1_backend("toy")
-    register_backend(ToyBackend())
-    yield onion.device("toy")
-    BACKENDS.pop("toy", None)
+    """The toy backend, named "toy"; afterwards the PrivateUse1 name, the device types and the
+    registered backends are what they were before."""
+    saved = [copy.copy(r) for r in _registries()]
+    try:
+        rename_privateuse1_backend("toy")
+        register_backend(ToyBackend())
+        yield onion.device("toy")
+    finally:
+        for registry, before in zip(_registries(), saved):
+            if isinstance(registry, list):
+                registry[:] = before
+            else:
+                registry.clear()
+                registry.update(before)
 
 
 def test_factories_ops_and_views_run_on_a_new_backend(toy):

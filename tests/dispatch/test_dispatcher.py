@@ -1,6 +1,4 @@
 """The Dispatcher end to end: keysets, tables, Library, fallthrough, trace, modes, errors."""
-import io
-
 import pytest
 
 import onion
@@ -8,15 +6,17 @@ from onion._C import DispatchKey, DispatchKeySet
 from onion.library import Library, fallthrough_kernel
 from onion.utils._python_dispatch import TorchDispatchMode
 
-torch = pytest.importorskip("torch")
+from conftest import dispatch_trace, torch  # (torch: a stand-in without PyTorch)
 
 
+@pytest.mark.oracle
 def test_tensor_keysets_match_pytorch():
     assert str(onion._C._dispatch_key_set(onion.ones(2))) == str(torch._C._dispatch_keys(torch.ones(2)))
     assert str(onion._C._dispatch_key_set(onion.ones(2, device="meta"))) == \
         str(torch._C._dispatch_keys(torch.ones(2, device="meta")))
 
 
+@pytest.mark.oracle
 def test_tls_sets():
     assert str(onion._C._dispatch_tls_local_include_set()) == str(torch._C._dispatch_tls_local_include_set())
     exc = onion._C._dispatch_tls_local_exclude_set()
@@ -32,6 +32,7 @@ def test_keyset_repr_and_ops():
          DispatchKey.AutogradPrivateUse1, DispatchKey.AutogradMeta])
 
 
+@pytest.mark.oracle
 def test_op_names_print_like_pytorch():
     assert str(onion.ops.aten.add.Tensor) == str(torch.ops.aten.add.Tensor) == "aten.add.Tensor"
     assert str(onion.ops.aten.add) == "aten.add"
@@ -93,12 +94,8 @@ def test_mode_restored_on_exception():
 
 
 def _trace(fn, level=1):
-    buf = io.StringIO()
-    onion._C._set_dispatch_trace(level, buf)
-    try:
+    with dispatch_trace(level) as buf:
         fn()
-    finally:
-        onion._C._set_dispatch_trace(0)
     return buf.getvalue()
 
 
@@ -173,11 +170,13 @@ def test_fallthrough_and_redispatch_with_keyset():
         assert calls and calls[0][0] == "autograd"
         # a fallthrough at AutogradCPU skips straight to the CPU kernel
         lib2 = Library("onion_test3", "IMPL")
-        lib2.impl("baz", fallthrough_kernel, "AutogradCPU")
-        calls.clear()
-        assert onion.ops.onion_test3.baz.default(onion.ones(1)).tolist() == [2.0]
-        assert calls == []
-        lib2._destroy()
+        try:
+            lib2.impl("baz", fallthrough_kernel, "AutogradCPU")
+            calls.clear()
+            assert onion.ops.onion_test3.baz.default(onion.ones(1)).tolist() == [2.0]
+            assert calls == []
+        finally:
+            lib2._destroy()
         assert onion.ops.onion_test3.baz.default(onion.ones(1)).tolist() == [2.0] and calls
     finally:
         lib._destroy()
@@ -191,9 +190,9 @@ def test_backend_fallback_boxed():
         return onion.zeros(1)
 
     lib = Library("_", "IMPL")
-    lib.fallback(fb, "PrivateUse1")
     lib2 = Library("onion_test4", "DEF")
     try:
+        lib.fallback(fb, "PrivateUse1")
         lib2.define("qux(Tensor x) -> Tensor")
         assert onion.ops.onion_test4.qux.default._handle.table[int(DispatchKey.PrivateUse1)].reason == \
             "backend fallback for PrivateUse1"

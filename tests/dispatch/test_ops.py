@@ -3,8 +3,7 @@ import numpy as np
 import pytest
 
 import onion
-
-torch = pytest.importorskip("torch")
+from conftest import torch  # (a stand-in without PyTorch)
 
 A = np.array([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], dtype=np.float32)
 B = np.array([[0.5, -1.0, 2.0], [3.0, 0.25, -4.0]], dtype=np.float32)
@@ -17,6 +16,7 @@ def _both(fn):
     return np.asarray(got.tolist()), np.asarray(want.tolist())
 
 
+@pytest.mark.oracle
 @pytest.mark.parametrize("call", [
     lambda ops, a, b: ops.aten.add.Tensor(self=a, other=b),
     lambda ops, a, b: ops.aten.add.Tensor(other=b, self=a, alpha=3),
@@ -34,6 +34,7 @@ def test_keywords_bind_by_schema_name(call):
     np.testing.assert_allclose(got, want)
 
 
+@pytest.mark.oracle
 @pytest.mark.parametrize("call", [
     lambda ops, a, b: ops.aten.add.Tensor(a, b, 2),            # alpha is keyword-only
     lambda ops, a, b: ops.aten.add.Tensor(a, self=a),          # self twice, other missing

@@ -1,0 +1,78 @@
+"""Kernel results known in advance, checked without PyTorch.
+
+These are the cases where comparing with PyTorch would test the machine rather
+than onion: what a BLAS does with alpha == 0, or how far a float32 sum may drift
+with the order of its additions.  Each answer here is worked out by hand (or
+bounded by an error analysis that holds for any summation tree), so it is the
+same on every CPU.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from conftest import float32_sum_reference, odt, onion, to_np
+
+
+# ------------------------------------------------------------------ addmm with alpha == 0
+def _nan_operands(name):
+    """self with NaN at [1, 1]; mat1 with NaN at [0, 0] (so row 0 of mat1 @ mat2 is NaN); mat2 ones."""
+    nan = float("nan")
+    return (np.array([[1.0, 2.0], [3.0, nan]]), np.array([[nan, 1.0], [1.0, 1.0]]), np.ones((2, 2)))
+
+
+@pytest.mark.parametrize("name", ("float32", "float64", "complex64", "complex128", "float16", "bfloat16"))
+def test_addmm_zero_alpha(name):
+    """alpha == 0: in the dtypes BLAS computes, onion follows gemm's contract (with alpha zero the
+    matrices are not referenced), so the NaN in mat1 does not reach the result; float16/bfloat16
+    go through a plain kernel that does compute the product (0 * NaN = NaN).  PyTorch leaves the
+    case undocumented and its answer depends on the BLAS it was built with."""
+    s_np, a_np, b_np = _nan_operands(name)
+    dt = odt(name)
+    s, a, b = (onion.tensor(x).to(dt) for x in (s_np, a_np, b_np))
+    for beta in (1, 2, 0.5, 0):
+        r = onion.addmm(s, a, b, beta=beta, alpha=0)
+        assert r.dtype is dt and tuple(r.shape) == (2, 2)
+        got = to_np(r)
+        # beta * self, except that beta == 0 does not read self at all (NaN in it is dropped)
+        expected = np.zeros((2, 2)) if beta == 0 else s_np * beta
+        np.testing.assert_array_equal(got[1], expected[1], err_msg=f"{name} beta={beta}")
+        if name in ("float16", "bfloat16"):
+            assert np.isnan(got[0]).all(), (name, beta, got)
+        else:
+            np.testing.assert_array_equal(got[0], expected[0], err_msg=f"{name} beta={beta}")
+
+
+# ------------------------------------------------------------------ float32 sums over long axes
+def test_float32_sum_of_one_large_and_many_small_terms():
+    """2**24 followed by 5000 ones sums to 16782216 exactly, a float32.  Added one at a time to
+    2**24 every one is lost (2**24 + 1 rounds back to 2**24 under round-half-even), so a sequential
+    float32 sum is off by 5000; a summation tree adds the ones among themselves first and stays
+    within the tree bound (about 128 here).  onion must, along contiguous and strided axes."""
+    n = 5000
+    col = np.ones(n + 1, np.float32)
+    col[0] = 2.0 ** 24
+    exact = 2 ** 24 + n
+    assert float(np.float32(exact)) == exact
+    # the case separates the two: a sequential float32 sum loses every small term
+    assert float(np.cumsum(col, dtype=np.float32)[-1]) == 2 ** 24
+    _, bound = float32_sum_reference(col)
+    assert bound < n / 10
+
+    mat = np.stack([col, col, col], axis=1)                  # (5001, 3): the long axis is strided
+    cases = [
+        ("1-d", onion.tensor(col), None),
+        ("1-d dim 0", onion.tensor(col), 0),
+        ("strided dim 0", onion.tensor(mat), 0),
+        ("contiguous rows", onion.tensor(np.ascontiguousarray(mat.T)), 1),
+        ("transposed view", onion.tensor(mat).t(), 1),
+        ("all of a matrix", onion.tensor(mat), None),
+    ]
+    for label, x, dim in cases:
+        terms = to_np(x)
+        for op in ("sum", "mean"):
+            r = getattr(onion, op)(x) if dim is None else getattr(onion, op)(x, dim)
+            assert r.dtype is onion.float32, (label, op)
+            ref, bound = float32_sum_reference(terms, dim, mean=op == "mean")
+            err = np.abs(to_np(r).astype(np.float64) - ref)
+            assert (err <= bound).all(), (label, op, to_np(r), ref, bound)
