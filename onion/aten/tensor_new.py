@@ -20,6 +20,7 @@ _new = object.__new__
 _FRESH = {k: tensor_keyset(k) for k in (K.CPU, K.CUDA, K.PrivateUse1, K.Meta)}
 _FRESH_INFERENCE = {k: tensor_keyset(k, inference=True) for k in (K.CPU, K.CUDA, K.PrivateUse1, K.Meta)}
 CPU_KS = _FRESH[K.CPU]
+CPU_INFERENCE_KS = _FRESH_INFERENCE[K.CPU]
 
 
 def wrap_cpu(array, dtype) -> Tensor:
@@ -72,4 +73,4 @@ def as_device(d):
     return d if isinstance(d, _device) else _device(d)
 
 
-__all__ = ["wrap_cpu", "wrap", "empty_tensor", "scalar_to_tensor", "CPU_KS", "_dt"]
+__all__ = ["wrap_cpu", "wrap", "empty_tensor", "scalar_to_tensor", "CPU_KS", "CPU_INFERENCE_KS", "_dt"]

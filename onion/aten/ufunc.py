@@ -21,7 +21,7 @@ from .tensor_new import wrap
 from .view_geometry import contiguous_strides
 from .view_geometry import output_strides_like
 from .tensor_new import empty_tensor
-from .tensor_new import CPU_KS as _CPU_KS, scalar_to_tensor as _scalar_to_tensor, wrap_cpu as _wrap_cpu
+from .tensor_new import CPU_INFERENCE_KS as _CPU_INFERENCE_KS, CPU_KS as _CPU_KS, scalar_to_tensor as _scalar_to_tensor, wrap_cpu as _wrap_cpu
 from ..core.device import CPU as _CPU
 from ..core.tensor import Tensor as _Tensor
 from ..core.tensor_impl import TensorImpl as _TensorImpl
@@ -467,6 +467,23 @@ class MetaUfunc(Ufunc):
         return kernel
 
 
+def _cpu_result(r, dtype):
+    """A new CPU tensor over the NumPy result ``r`` (an inference tensor inside inference mode);
+    the impl's four fields are stored directly, which is cheaper than calling its constructor."""
+    impl = _new(_TensorImpl)
+    impl._array = r
+    impl.dtype = dtype
+    impl.device = _CPU
+    if _tls.inference_mode:
+        impl.keyset = _CPU_INFERENCE_KS
+        impl._inference = True
+    else:
+        impl.keyset = _CPU_KS
+    t = _new(_Tensor)
+    t._impl = impl
+    return t
+
+
 def _binary_fast(uf: Ufunc, opname: str, wrap_other: bool):
     """CPU functional kernel for two operands.  Same dtypes: the bare NumPy function when the formula
     reduces to it, else the dtype's loop, straight on the arrays; a tensor with a wrapped Python number
@@ -524,14 +541,11 @@ def _binary_fast(uf: Ufunc, opname: str, wrap_other: bool):
             contiguous = a.flags.c_contiguous
         else:
             return functional(opname, formula, (self, other), scalars)
-        if type(r) is _ndarray:
-            if r.ndim > 1 and not contiguous:
-                return functional(opname, formula, (self, other), scalars)
-            if not _tls.inference_mode:
-                t = _new(_Tensor)
-                t._impl = _TensorImpl(r, bool_ if to_bool else dt, _CPU, _CPU_KS)
-                return t
-        return _wrap_cpu(r, bool_ if to_bool else dt)
+        if type(r) is not _ndarray:
+            return _wrap_cpu(r, bool_ if to_bool else dt)
+        if r.ndim > 1 and not contiguous:
+            return functional(opname, formula, (self, other), scalars)
+        return _cpu_result(r, bool_ if to_bool else dt)
     return kernel
 
 
@@ -568,14 +582,11 @@ def _unary_fast(uf: Ufunc, opname: str):
                 r = loop(a, *scalars)
             except ValueError as exc:
                 raise_value_error(opname, (ai,), exc)
-        if type(r) is _ndarray:
-            if r.ndim > 1 and not a.flags.c_contiguous:
-                return functional(opname, formula, (self,), scalars)
-            if not _tls.inference_mode:
-                t = _new(_Tensor)
-                t._impl = _TensorImpl(r, bool_ if to_bool else dt, _CPU, _CPU_KS)
-                return t
-        return _wrap_cpu(r, bool_ if to_bool else dt)
+        if type(r) is not _ndarray:
+            return _wrap_cpu(r, bool_ if to_bool else dt)
+        if r.ndim > 1 and not a.flags.c_contiguous:
+            return functional(opname, formula, (self,), scalars)
+        return _cpu_result(r, bool_ if to_bool else dt)
     return kernel
 
 

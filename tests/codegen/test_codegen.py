@@ -182,3 +182,27 @@ def test_concurrent_importers_of_a_stale_checkout(tmp_path, n):
         assert p.returncode == 0 and out.strip() == "ok", err[-2000:]
     gen = dst / "onion" / "_generated"
     assert not [f for f in os.listdir(gen) if f.endswith(".tmp")]
+
+
+def test_ufunc_inner_loop_per_backend_and_scalar_only_entries(tmp_path):
+    """Each backend may supply its own loop (a formula over SciPy, CuPy...); ScalarOnly serves a tensor
+    with a Python number; Generic is the fallback for every other backend."""
+    path = _write(tmp_path, "- func: twice.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)\n"
+                            "  structured: True\n  ufunc_inner_loop:\n    Generic: exp (Floating)\n"
+                            "    CPU: sin (Floating, Half)\n    ScalarOnly: cos (Floating)\n"
+                            "  dispatch:\n    CPU: twice_out\n")
+    out = tmp_path / "gen"
+    generate(path, str(out))
+    cpu = (out / "register_cpu.py").read_text()
+    cuda = (out / "register_cuda.py").read_text()
+    meta = (out / "register_meta.py").read_text()
+    assert "ufunc_sin = _ufunc.Ufunc(_FORMULAS['sin'], 'cpu', _np, ('Floating', 'Half'), " \
+           "scalar_only=_FORMULAS['cos'])" in cpu
+    assert "ufunc_exp = _ufunc.Ufunc(_FORMULAS['exp'], 'cuda', None, ('Floating',), scalar_only=_FORMULAS['cos'])" \
+        in cuda
+    assert 'm.impl_kernel("twice.out", ufunc_sin.out(\'twice\', (\'Tensor\',)))' in cpu
+    assert 'm.impl_kernel("twice.out", ufunc_exp.out(' in meta
+    bad = _write(tmp_path, "- func: twice.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)\n  structured: True\n"
+                           "  ufunc_inner_loop:\n    Generic: exp\n    TPU: exp\n")
+    with pytest.raises(CodegenError, match=r":1: ufunc_inner_loop: unknown entry TPU"):
+        generate(bad, str(tmp_path / "gen2"))
