@@ -132,10 +132,11 @@ class AccumulateGrad(Node):
     _name = "torch::autograd::AccumulateGrad"
     _is_accumulate = True
     _saved_names = ()
+    _sequence_nr = float("inf")         # runs as soon as it is ready, as in PyTorch
 
     def __init__(self, variable):
-        super().__init__()
-        self._sequence_nr = float("inf")   # runs as soon as it is ready, as in PyTorch
+        # no Node.__init__: a leaf's accumulator is remade whenever the last graph using it is freed,
+        # so it is made on every recorded op of a short-lived graph and must be cheap
         self.variable = variable
 
     def apply(self, grads):
