@@ -539,6 +539,23 @@ def _binary_fast(uf: Ufunc, opname: str, wrap_other: bool):
             except (ValueError, OverflowError, TypeError):
                 return functional(opname, formula, (self, other), scalars)
             contiguous = a.flags.c_contiguous
+        elif (ai.is_wrapped_number and not bi.is_wrapped_number and bi.dtype.category >= dt.category
+              and bi.dtype.category >= 2 and dt is not bool_):
+            # a Python number first (``1 - t``, as backward formulas write): the tensor's dtype wins
+            dt = bi.dtype
+            loop = with_scalar.get(dt)
+            if loop is None or (floating_only and dt.category < 2):
+                return functional(opname, formula, (self, other), scalars)
+            if operand_check is not None:
+                operand_check((ai, bi), dt, *scalars)
+            if check is not None and (skip is None or not skip(dt, *scalars)):
+                check(dt, *scalars)
+            b = bi._array
+            try:
+                r = loop(a.astype(dt.np), b, *scalars)
+            except (ValueError, OverflowError, TypeError):
+                return functional(opname, formula, (self, other), scalars)
+            contiguous = b.flags.c_contiguous
         else:
             return functional(opname, formula, (self, other), scalars)
         if type(r) is not _ndarray:

@@ -294,7 +294,9 @@ class SavedVariable:
             raise RuntimeError(ERR_BACKWARD_TWICE)
         if self.vc[0] != self.version:
             raise RuntimeError(self._modified_message(node))
-        if self.is_output and node is not None:
+        if self.is_output and node is not None and tls.grad_enabled:
+            # a graph is being built (create_graph, or a user reading _saved_result): the output gets
+            # its node back; otherwise the alias made at save time serves as is
             t = detach(self.data)         # a fresh alias, never a view: no view history to set up
             set_grad_fn(t._impl, node, self.output_nr)
             return t
