@@ -223,17 +223,25 @@ class PyFunction:
     def __init__(self, name: str, method: bool = False):
         self.name = name
         self.method = method
-        self.signatures: list[PySignature] = []
+        self._pending: list = []                 # (handle, extras) until the first slow-path call
+        self._signatures: list[PySignature] | None = None
 
     def add(self, handle, python_extras=()):
-        self.signatures.append(PySignature(handle, self.name, self.method, python_extras))
+        self._pending.append((handle, python_extras))
+        self._signatures = None
 
     def finish(self):
-        def rank(sig):
-            scalars = sum(1 for p in sig.positional if p.arg.type.base == "Scalar")
-            return scalars
-        self.signatures.sort(key=rank)
         return self
+
+    @property
+    def signatures(self) -> list:
+        """Built on first use: most calls take a generated fast path and never need them, and building
+        them for every name would cost import time."""
+        if self._signatures is None:
+            sigs = [PySignature(h, self.name, self.method, extras) for h, extras in self._pending]
+            sigs.sort(key=lambda sig: sum(1 for p in sig.positional if p.arg.type.base == "Scalar"))
+            self._signatures = sigs
+        return self._signatures
 
     def call(self, args, kwargs, self_tensor=None):
         out = kwargs.get("out", None) if kwargs else None

@@ -74,6 +74,19 @@ def _fast_body(f: NativeFunction, method: bool, fvar: str, indent="    "):
     return lines
 
 
+def _sizes_candidate(fs):
+    """A factory whose only positional argument is its sizes and whose options all have defaults
+    (``ones(SymInt[] size, *, ScalarType? dtype=None, ...)``)."""
+    for f in fs:
+        args = f.func.arguments
+        if f.is_out or not args or args[0].kwarg_only or not (args[0].type.is_list and args[0].type.base in
+                                                              ("int", "SymInt")):
+            continue
+        if all(a.kwarg_only and render_default(a) is not None for a in args[1:]):
+            return f
+    return None
+
+
 def _intlist_candidate(fs):
     """``t.view(2, 3)``, ``t.permute((1, 0))``, ``t.sum(1)``: self, then an int list, the rest defaulted."""
     for f in fs:
@@ -147,6 +160,11 @@ def _binding(var: str, name: str, fs, method: bool) -> list:
     fast = _fast_candidate(fs, method)
     if fast is not None:
         lines.extend(_fast_body(fast, method, var))
+    sizes = _sizes_candidate(fs) if not method else None
+    if sizes is not None:
+        defaults = [render_default(a) for a in sizes.func.arguments[1:]]
+        lines += ["    if not kwargs and args and all(type(i) is int for i in args):   # sizes as ints: ones(2, 3)",
+                  f"        return _ops.{sizes.ident}({', '.join(['args'] + defaults)})"]
     il = _intlist_candidate(fs)
     if il is not None:
         single = any(len([a for a in g.func.arguments if not a.kwarg_only]) > 1 and
