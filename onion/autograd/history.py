@@ -14,7 +14,7 @@ from ..core.geometry import contiguous_strides
 from ..core.tensor import make_tensor
 from ..core.tensor_impl import TensorImpl
 from ..core.tls import tls
-from .graph import Node, _same_layout, accumulate_grad, gradient_edge, meta, set_grad_fn
+from .graph import Node, _same_layout, accumulate_grad, gradient_edge, meta
 from .strided_backward import as_strided_backward
 
 
@@ -23,7 +23,9 @@ def set_history(t, node, output_nr: int = 0) -> None:
     impl = t._impl
     if impl._base is not None and type(impl) is TensorImpl:
         impl.__class__ = DifferentiableViewImpl
-    set_grad_fn(impl, node, output_nr)
+    impl.grad_fn = node                 # graph.set_grad_fn, inlined: this runs for every recorded op
+    impl.requires_grad = True
+    impl.output_nr = output_nr
     if impl._retains_grad and "_retain_hook" in impl.__dict__:
         _move_retain_hook(impl)
 
