@@ -629,7 +629,9 @@ def _inplace_fast(uf: Ufunc, opname: str, n: int, wrap_other: bool):
         fn = plain.get(dt)
         if (fn is not None and dt is bi.dtype and not ai._inference and type(a) is _ndarray and a.flags.c_contiguous
                 and a.shape == b.shape and not (floating_only and dt.category < 2)
-                and (ai is bi or not may_share(a, b)) and (skip is None or skip(dt, *scalars))):
+                # two arrays that own their memory never overlap (np.may_share_memory costs ~0.4 us)
+                and (ai is bi or (a.base is None and b.base is None and a is not b) or not may_share(a, b))
+                and (skip is None or skip(dt, *scalars))):
             if operand_check is not None:
                 operand_check((ai, bi), dt, *scalars)
             fn(a, b, out=a)
