@@ -70,6 +70,9 @@ class UfuncFormula:
     # ``out_check(ops, result_dtype, out_dtype, inplace)``: an op's own rule for the dtype of an
     # ``out=`` / in-place result (instead of TensorIterator's can_cast)
     out_check: object = None
+    # for a float32/float64 self, Python-number operands keep self's dtype (clamp's bounds): the CPU fast
+    # path runs the formula on the array and the numbers as they are
+    float_keeps_python_scalars: bool = False
     # the array-namespace function this formula is when ``skip_check`` holds (or always, for a formula
     # with no check): the CPU fast path calls it straight on the arrays
     plain: str = ""
@@ -415,6 +418,9 @@ class Ufunc:
         def kernel(ks, *args):
             ops = args[:n] if wrap_ops is None else wrap_ops(args[:n])
             return functional(opname, formula, ops, args[n:])
+        if (self.backend_type == "cpu" and self.direct and formula.float_keeps_python_scalars
+                and kinds[0] == "Tensor" and all(k.startswith("Scalar") for k in kinds[1:])):
+            return _python_scalars_fast(self, n, kernel)
         return kernel
 
     def out(self, opname: str, kinds):
@@ -662,3 +668,31 @@ def _inplace_fast(uf: Ufunc, opname: str, n: int, wrap_other: bool):
             return self
         return inplace_variant(opname, formula, (self,), scalars)
     return binary if n == 2 else unary
+
+
+_INT64_LIMIT = 2 ** 63      # a larger Python int is refused by the general path, as PyTorch refuses it
+
+
+def _python_scalars_fast(uf: Ufunc, n: int, general):
+    """CPU functional kernel for a float32/float64 tensor with Python-number operands (``x.clamp(min=0)``):
+    the formula on the array and the numbers; anything else goes to ``general``."""
+    fn, f32, f64 = uf.formula.fn, _dt.float32, _dt.float64
+
+    def kernel(ks, self, *rest):
+        ai = self._impl
+        dt = ai.dtype
+        if dt is f32 or dt is f64:
+            given = False
+            for v in rest[:n - 1]:
+                tv = type(v)
+                if tv is float or (tv is int and -_INT64_LIMIT <= v < _INT64_LIMIT):
+                    given = True
+                elif v is not None:
+                    return general(ks, self, *rest)
+            a = ai._array
+            if given and type(a) is _ndarray and (a.ndim < 2 or a.flags.c_contiguous):
+                r = fn(_np, a, *rest)
+                if type(r) is _ndarray:
+                    return _cpu_result(r, dt)
+        return general(ks, self, *rest)
+    return kernel

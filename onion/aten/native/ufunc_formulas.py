@@ -13,12 +13,14 @@ FORMULAS: dict = {}
 
 
 def formula(kind: str, n: int, *, check=None, errstate=False, opmath=True, torch_name="", skip_check=None, plain="",
+            float_keeps_python_scalars=False,
             operand_check=None, promote=None, extra_dtypes=(), plain_layout=None, out_check=None):
     def deco(fn):
         FORMULAS[fn.__name__] = UfuncFormula(fn.__name__, fn, kind, n, check, errstate, opmath, torch_name, skip_check,
                                              operand_check=operand_check, promote=promote,
                                              extra_dtypes=tuple(extra_dtypes), plain_layout=plain_layout,
-                                             out_check=out_check, plain=plain)
+                                             out_check=out_check, plain=plain,
+                                             float_keeps_python_scalars=float_keeps_python_scalars)
         return fn
     return deco
 
@@ -388,7 +390,8 @@ def clamp_out_check(ops, result, out, inplace):
     raise RuntimeError(f"Found dtype {out.scalar_type_name} but expected {result.scalar_type_name}")
 
 
-@formula("binary", 3, promote=clamp_promote, out_check=clamp_out_check, torch_name="clamp")
+@formula("binary", 3, promote=clamp_promote, out_check=clamp_out_check, torch_name="clamp",
+         float_keeps_python_scalars=True)
 def clamp(xp, self, lo, hi):
     """Either bound may be absent (None); NaN in self or a bound propagates."""
     if lo is None:
