@@ -89,7 +89,9 @@ def _run_graph(roots, grads, retain_graph: bool, decide=None) -> None:
                     if r is not None:
                         outs = tuple(r)
             if not retain_graph:
-                node.release_variables()
+                saved = node._saved_names
+                if saved is None or saved:      # nodes that saved nothing have nothing to release
+                    node.release_variables()
         else:
             outs = (None,) * len(nf)
         in_meta = node._in_meta

@@ -163,6 +163,9 @@ def accumulate_grad(impl, grad, create_graph: bool) -> None:
             gi.bump_version()
             return
     if impl.grad is None:
+        if not create_graph and not grad._impl.requires_grad:
+            impl.grad = _clone_obey_contract(grad, impl)    # nothing to record, so no grad-mode switch
+            return
         with enable_grad() if create_graph else no_grad():
             impl.grad = _clone_obey_contract(grad, impl)
     elif create_graph:
