@@ -12,6 +12,7 @@ from .model import NativeFunction
 from .naming import arg_names, keyset_lines, params
 from .pyfmt import fit_all
 
+from .context import context
 from .header import HEADER
 
 
@@ -34,13 +35,18 @@ def gen_operators(fns) -> str:
              "from onion.dispatch.operator import keyset_of_list as _ks_list", "",
              "_lib = _Library('aten', 'DEF')", "", ""]
     for f in fns:
-        i = f.ident
-        lines += [f"# aten::{f.name}, declared at {f.loc}",
-                  f"_lib.define({str(f.func)!r}, tags={tuple(f.tags)!r})",
-                  f"op_{i} = _dispatcher.find('aten::{f.name}')",
-                  f"op_{i}.source = '{f.loc}'",
-                  f"dispatch_{i} = op_{i}.dispatch_cache",
-                  f"redispatch_{i} = op_{i}.redispatch_cache", ""]
-        lines += entry(f)
-        lines += [f"_at.{i} = {i}", "", ""]
+        with context(f.loc, f"the operator entry of {f.name}"):
+            lines += _operator(f)
     return "\n".join(fit_all(lines)) + "\n"
+
+
+def _operator(f: NativeFunction) -> list:
+    i = f.ident
+    lines = [f"# aten::{f.name}, declared at {f.loc}",
+             f"_lib.define({str(f.func)!r}, tags={tuple(f.tags)!r})",
+             f"op_{i} = _dispatcher.find('aten::{f.name}')",
+             f"op_{i}.source = '{f.loc}'",
+             f"dispatch_{i} = op_{i}.dispatch_cache",
+             f"redispatch_{i} = op_{i}.redispatch_cache", ""]
+    lines += entry(f)
+    return lines + [f"_at.{i} = {i}", "", ""]

@@ -7,6 +7,7 @@ no parsing at all.
 """
 from __future__ import annotations
 
+from .context import context
 from .header import HEADER
 from .naming import arg_names, render_default
 from .pyfmt import fit_all
@@ -180,7 +181,8 @@ def gen_functions(fns) -> str:
              "from onion.bindings.python_arg_parser import PyFunction as _PF",
              "from onion._generated import operators as _ops", "", "FUNCTIONS = {}", "NN_FUNCTIONS = {}", ""]
     for (module, name), fs in sorted(_groups(fns, False).items(), key=lambda kv: (kv[0][0] or "", kv[0][1])):
-        lines.extend(_binding(f"_F_{'nn_' if module else ''}{name}", name, fs, False))
+        with context(fs[0].loc, f"the binding onion.{name}"):
+            lines.extend(_binding(f"_F_{'nn_' if module else ''}{name}", name, fs, False))
         lines.append(f"{name}.__qualname__ = {name}.__name__ = {name!r}")
         table = "NN_FUNCTIONS" if module == "nn" else "FUNCTIONS"
         lines.append(f"{table}[{name!r}] = {name}")
@@ -195,7 +197,8 @@ def gen_methods(fns) -> str:
              "from onion._generated import operators as _ops", "", "METHODS = {}", ""]
     groups = _groups(fns, True)
     for (_module, name), fs in sorted(groups.items(), key=lambda kv: kv[0][1]):
-        lines.extend(_binding(f"_M_{name}", name, fs, True))
+        with context(fs[0].loc, f"the binding Tensor.{name}"):
+            lines.extend(_binding(f"_M_{name}", name, fs, True))
         lines.append(f"{name}.__qualname__ = 'Tensor.' + {name!r}")
         lines.append(f"{name}.__name__ = {name!r}")
         lines.append(f"METHODS[{name!r}] = {name}")

@@ -206,3 +206,14 @@ def test_ufunc_inner_loop_per_backend_and_scalar_only_entries(tmp_path):
                            "  ufunc_inner_loop:\n    Generic: exp\n    TPU: exp\n")
     with pytest.raises(CodegenError, match=r":1: ufunc_inner_loop: unknown entry TPU"):
         generate(bad, str(tmp_path / "gen2"))
+
+
+def test_an_unexpected_generator_failure_still_names_the_yaml_line(tmp_path, monkeypatch):
+    from onion.codegen import gen_registrations
+
+    def broken(self, f, key, kname):
+        raise ValueError("something unforeseen")
+    monkeypatch.setattr(gen_registrations.RegistrationWriter, "direct", broken)
+    path = _write(tmp_path, "# first\n- func: foo(Tensor x) -> Tensor\n  dispatch:\n    CPU: view\n")
+    with pytest.raises(CodegenError, match=r"native_functions.yaml:2: while generating foo: ValueError: something"):
+        generate(path, str(tmp_path / "out"))
