@@ -410,67 +410,49 @@ class Ufunc:
                 and f.plain_layout is None and kinds[0] == "Tensor" and len(kinds) <= 2
                 and all(k in ("Tensor", "Scalar") for k in kinds))
 
+    # the general path of each variant: ``run(opname, formula, operands, scalars[, out])``
+    run_functional = staticmethod(functional)
+    run_out = staticmethod(out_variant)
+    run_inplace = staticmethod(inplace_variant)
+
+    def _general(self, opname: str, kinds, run, with_out: bool = False):
+        """A kernel that wraps Scalar operands as tensors and calls a variant's general path."""
+        formula, n, wrap_ops = self.formula, len(kinds), _operand_wrapper(kinds)
+
+        def kernel(ks, *args):
+            ops = args[:n] if wrap_ops is None else wrap_ops(args[:n])
+            if with_out:
+                return run(opname, formula, ops, args[n:-1], args[-1])
+            return run(opname, formula, ops, args[n:])
+        return kernel
+
     def functional(self, opname: str, kinds):
         if self._fast_ok(kinds):
             return _binary_fast(self, opname, kinds[1] == "Scalar") if len(kinds) == 2 else _unary_fast(self, opname)
-        formula, n, wrap_ops = self.formula, len(kinds), _operand_wrapper(kinds)
-
-        def kernel(ks, *args):
-            ops = args[:n] if wrap_ops is None else wrap_ops(args[:n])
-            return functional(opname, formula, ops, args[n:])
-        if (self.backend_type == "cpu" and self.direct and formula.float_keeps_python_scalars
+        kernel = self._general(opname, kinds, self.run_functional)
+        if (self.backend_type == "cpu" and self.direct and self.formula.float_keeps_python_scalars
                 and kinds[0] == "Tensor" and all(k.startswith("Scalar") for k in kinds[1:])):
-            return _python_scalars_fast(self, n, kernel)
+            return _python_scalars_fast(self, len(kinds), kernel)
         return kernel
 
     def out(self, opname: str, kinds):
-        formula, n, wrap_ops = self.formula, len(kinds), _operand_wrapper(kinds)
-
-        def kernel(ks, *args):
-            ops = args[:n] if wrap_ops is None else wrap_ops(args[:n])
-            return out_variant(opname, formula, ops, args[n:-1], args[-1])
-        return kernel
+        return self._general(opname, kinds, self.run_out, with_out=True)
 
     def inplace(self, opname: str, kinds):
         if self._fast_ok(kinds) and self.plain and self.formula.kind != "comparison":
             return _inplace_fast(self, opname, len(kinds), kinds[-1] == "Scalar")
-        formula, n, wrap_ops = self.formula, len(kinds), _operand_wrapper(kinds)
-
-        def kernel(ks, *args):
-            ops = args[:n] if wrap_ops is None else wrap_ops(args[:n])
-            return inplace_variant(opname, formula, ops, args[n:])
-        return kernel
+        return self._general(opname, kinds, self.run_inplace)
 
 
 class MetaUfunc(Ufunc):
     """The Meta twins: shapes, dtypes and checks, no data."""
 
+    run_functional = staticmethod(meta_functional)
+    run_out = staticmethod(meta_out)
+    run_inplace = staticmethod(meta_inplace)
+
     def __init__(self, formula: UfuncFormula):
         super().__init__(formula, "meta", None, ())
-
-    def functional(self, opname: str, kinds):
-        formula, n, wrap_ops = self.formula, len(kinds), _operand_wrapper(kinds)
-
-        def kernel(ks, *args):
-            ops = args[:n] if wrap_ops is None else wrap_ops(args[:n])
-            return meta_functional(opname, formula, ops, args[n:])
-        return kernel
-
-    def out(self, opname: str, kinds):
-        formula, n, wrap_ops = self.formula, len(kinds), _operand_wrapper(kinds)
-
-        def kernel(ks, *args):
-            ops = args[:n] if wrap_ops is None else wrap_ops(args[:n])
-            return meta_out(opname, formula, ops, args[n:-1], args[-1])
-        return kernel
-
-    def inplace(self, opname: str, kinds):
-        formula, n, wrap_ops = self.formula, len(kinds), _operand_wrapper(kinds)
-
-        def kernel(ks, *args):
-            ops = args[:n] if wrap_ops is None else wrap_ops(args[:n])
-            return meta_inplace(opname, formula, ops, args[n:])
-        return kernel
 
 
 def _cpu_result(r, dtype):
