@@ -6,34 +6,51 @@ the generated wrapper hands to ``functional``/``out``/``inplace`` below.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from numpy import asarray as _asarray, ndarray as _ndarray
 
 from . import iterator as _it
-from .tensor_new import empty_tensor, wrap
+from .tensor_new import CPU_KS as _CPU_KS, empty_tensor, wrap
 from ..backends import backend_for
+from ..core.device import CPU as _CPU
+from ..core.tensor import Tensor as _Tensor
+from ..core.tensor_impl import TensorImpl as _TensorImpl
+from ..core.tls import tls as _tls
+
+_new = object.__new__
 
 
-@dataclass
 class Plan:
-    """What the meta function decided: output shape, dtype, device, and anything the impl needs."""
+    """What the meta function decided: output shape, dtype, device, and anything the impl needs.
 
-    shape: tuple
-    dtype: object
-    device: object
-    strides: tuple | None = None
-    extra: object = None
-    # How an ``out=`` tensor of another dtype is treated.  None: it must have
-    # exactly ``dtype`` (the resize_out check of PyTorch's structured out=
-    # wrappers).  Otherwise ``rule(plan, out_dtype, xp)``, which raises the op's
-    # own error or (sum/mean/prod without dtype=, whose result dtype is out's)
-    # returns the result computed in out's dtype (None: the result is cast to
-    # it); ``xp`` is None on Meta, where only the checks run.
-    out_dtype_rule: object = None
-    # An error PyTorch raises in the op's impl, so only after the output checks
-    # (out= dtype, in-place shape); the impl returns None when this is set.
-    impl_error: object = None
+    Made once per call, so a plain class with slots (no attribute dict).
+    """
+
+    __slots__ = ("shape", "dtype", "device", "strides", "extra", "out_dtype_rule", "impl_error", "args")
+
+    def __init__(self, shape, dtype, device, strides=None, extra=None, out_dtype_rule=None, impl_error=None,
+                 args=None):
+        self.shape = shape
+        self.dtype = dtype
+        self.device = device
+        self.strides = strides
+        self.extra = extra
+        # How an ``out=`` tensor of another dtype is treated.  None: it must have
+        # exactly ``dtype`` (the resize_out check of PyTorch's structured out=
+        # wrappers).  Otherwise ``rule(plan, out_dtype, xp)``, which raises the op's
+        # own error or (sum/mean/prod without dtype=, whose result dtype is out's)
+        # returns the result computed in out's dtype (None: the result is cast to
+        # it); ``xp`` is None on Meta, where only the checks run.
+        self.out_dtype_rule = out_dtype_rule
+        # An error PyTorch raises in the op's impl, so only after the output checks
+        # (out= dtype, in-place shape); the impl returns None when this is set.
+        self.impl_error = impl_error
+        # What the rule needs to compute again (e.g. the op's own arguments), so
+        # the meta function need not make a closure per call.
+        self.args = args
+
+    def __repr__(self):
+        return (f"Plan(shape={self.shape!r}, dtype={self.dtype!r}, device={self.device!r}, strides={self.strides!r}, "
+                f"extra={self.extra!r})")
 
 
 # in-place structured ops that PyTorch does not run through TensorIterator; their
@@ -83,11 +100,31 @@ def _as_array(plan: Plan, r):
 def functional(plan: Plan, r):
     if plan.impl_error is not None:
         raise plan.impl_error
-    r = _as_array(plan, r)
+    dtype = plan.dtype
+    if plan.device is _CPU and not _tls.inference_mode:
+        # the common case, made inline: a NumPy result already of the plan's dtype
+        # and shape becomes the new tensor's array as it is
+        if type(r) is not _ndarray:
+            r = _asarray(r)
+        if r.dtype is not dtype.np or r.shape != plan.shape or (r.ndim > 1 and plan.strides is None
+                                                                  and not r.flags.c_contiguous):
+            r = _contiguous(plan, _as_array(plan, r))
+        impl = _new(_TensorImpl)
+        impl._array = r
+        impl.dtype = dtype
+        impl.device = _CPU
+        impl.keyset = _CPU_KS
+        t = _new(_Tensor)
+        t._impl = impl
+        return t
+    return wrap(_contiguous(plan, _as_array(plan, r)), dtype, plan.device)
+
+
+def _contiguous(plan: Plan, r):
     if plan.strides is None and r.ndim > 1 and not r.flags.c_contiguous:
         # NumPy reductions follow the input's memory order; ATen allocates contiguous
         r = backend_for(plan.device).xp.ascontiguousarray(r)
-    return wrap(r, plan.dtype, plan.device)
+    return r
 
 
 def out(opname: str, plan: Plan, r, out_tensor):
@@ -95,7 +132,7 @@ def out(opname: str, plan: Plan, r, out_tensor):
         meta_out(opname, plan, out_tensor)   # raises it after the output checks
     if out_tensor._impl.dtype is not plan.dtype:
         r2 = _out_dtype(plan, out_tensor, backend_for(plan.device).xp)
-        plan = Plan(plan.shape, out_tensor._impl.dtype, plan.device, plan.strides, plan.extra)
+        plan = Plan(plan.shape, out_tensor._impl.dtype, plan.device, plan.strides, plan.extra, None, None, plan.args)
         if r2 is not None:
             r = r2
     return _it.write_out(opname, out_tensor, _as_array(plan, r), plan.dtype)

@@ -7,7 +7,7 @@ import numpy as np
 
 from ...backends import backend_for
 from ...core import dtype as _dt
-from ...core.device import canonical
+from ...core.device import CPU as _CPU, canonical
 from ...core.promotion import default_dtype_for_scalar
 from .. import iterator as _it
 from ..tensor_new import empty_tensor, wrap_cpu
@@ -16,6 +16,12 @@ from .copy import _like_strides
 
 
 def _check_size(size):
+    if type(size) is tuple:
+        for s in size:
+            if type(s) is not int or s < 0:
+                break
+        else:
+            return size         # already a tuple of Python ints, the common case
     for s in size:
         if s < 0:
             raise RuntimeError(f"Trying to create tensor with negative dimension {s}: {list(size)}")
@@ -85,10 +91,18 @@ def _fill(t, value):
 
 
 def zeros(size, dtype=None, layout=None, device=None, pin_memory=None):
+    if device is None or device is _CPU:
+        dt = dtype or _dt.get_default_dtype()
+        return wrap_cpu(np.zeros(_check_size(size), dt.np), dt)
     return _fill(empty_memory_format(size, dtype, layout, device), 0)
 
 
 def ones(size, dtype=None, layout=None, device=None, pin_memory=None):
+    if device is None or device is _CPU:
+        dt = dtype or _dt.get_default_dtype()
+        a = np.empty(_check_size(size), dt.np)
+        a.fill(1)       # one in every dtype; cheaper than np.ones
+        return wrap_cpu(a, dt)
     return _fill(empty_memory_format(size, dtype, layout, device), 1)
 
 

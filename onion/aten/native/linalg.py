@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import math
 
+from numpy import ndarray as _ndarray
+
 from ...core import dtype as _dt
 from ...core.promotion import DIMENSIONED, WRAPPED, can_cast, promote_pair, scalar_dtype
 from ..structured import Plan
@@ -21,6 +23,8 @@ from ..iterator import resize_out
 from ...core.tls import tls
 
 _LOW = (_dt.float16, _dt.bfloat16)
+_float32 = _dt.float32
+_float64 = _dt.float64
 
 # c10::checked_convert: the C++ type names and the limits of each op-math type
 _CONVERT_NAME = {
@@ -110,6 +114,15 @@ def meta_mm(self, mat2):
 
 def mm_impl(xp, plan, self, mat2):
     a = self._impl._array
+    dt = plan.dtype
+    if (dt is _float32 or dt is _float64) and type(a) is _ndarray:
+        rows, k = a.shape
+        if rows > 1 and k > 1 and plan.shape[1] > 1:
+            b = mat2._impl._array
+            if a.flags.forc and b.flags.forc:
+                # ndarray.dot calls the same BLAS gemm (syrk for a matrix times its
+                # transpose) that np.matmul picks for these layouts, with less overhead
+                return a.dot(b)
     if a.shape[1] == 0 or a.shape[0] == 0 or plan.shape[1] == 0:
         return xp.zeros(plan.shape, dtype=plan.dtype.np)
     ct = _compute_np(plan.dtype)

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import warnings
 
+import numpy as _np
+
 from ...core import dtype as _dt
 from ..at import at
 from ..structured import Plan
@@ -122,34 +124,40 @@ def _kernel_name(base, device):
 # sum
 # --------------------------------------------------------------------------
 
-def _in_out_dtype(impl_fn, self, dim, keepdim, check=None):
-    """The ``out=`` dtype rule of sum/mean/prod without ``dtype=``: compute in out's dtype
-    (the input cast to it first), after ``check(out dtype)``."""
-    def rule(plan, odt, xp):
-        if check is not None:
-            check(odt)
-        if xp is not None:
-            return impl_fn(xp, _retyped(plan, odt), self, dim, keepdim, odt)
-    return rule
+def _sum_out_rule(plan, odt, xp):
+    """The ``out=`` dtype rule of sum/prod without ``dtype=``: compute in out's dtype (the
+    input cast to it first).  ``plan.args`` is (impl, self, dim, keepdim)."""
+    if xp is not None:
+        impl_fn, self, dim, keepdim = plan.args
+        return impl_fn(xp, _retyped(plan, odt), self, dim, keepdim, odt)
 
 
 def meta_sum(self, dim, keepdim=False, dtype=None):
     impl = self._impl
     shape = impl._array.shape
+    if dim is None and dtype is None:
+        # sum(): every dim, the result dtype from the input's alone
+        dt = impl.dtype
+        if dt.category < 2:
+            dt = _int64
+        return Plan((1,) * len(shape) if keepdim else (), dt, impl.device, None, None, _sum_out_rule, None,
+                    (sum_impl, self, dim, keepdim))
     dims = _reduce_dims(dim, len(shape))
     out_shape, axis = _reduced_shape(shape, dims, keepdim)
-    rule = None if dtype is not None else _in_out_dtype(sum_impl, self, dim, keepdim)
-    return Plan(out_shape, _int_or_float_result(impl.dtype, dtype), impl.device, None, axis, rule)
+    rule = None if dtype is not None else _sum_out_rule
+    return Plan(out_shape, _int_or_float_result(impl.dtype, dtype), impl.device, None, axis, rule, None,
+                (sum_impl, self, dim, keepdim))
 
 
 def _retyped(plan, dtype):
-    return Plan(plan.shape, dtype, plan.device, plan.strides, plan.extra)
+    return Plan(plan.shape, dtype, plan.device, plan.strides, plan.extra, None, None, plan.args)
 
 
 _f32_np = _float32.np
 _c64_np = _dt.complex64.np
 _WIDER = {_f32_np: _dt.float64.np, _c64_np: _dt.complex128.np}
 _ADD_REDUCE: dict = {}     # array namespace -> its add.reduce (or sum)
+_np_add_reduce = _np.add.reduce
 
 
 def _float_sum(xp, a, axis, acc):
@@ -176,7 +184,10 @@ def sum_impl(xp, plan, self, dim, keepdim=False, dtype=None):
     a = impl._array
     if dtype is not None:
         a = _cast(xp, a, impl.dtype, dtype)
-    return _float_sum(xp, a, plan.extra, _acc_np(plan.dtype))
+    acc = _acc_np(plan.dtype)
+    if xp is _np and ((acc is not _f32_np and acc is not _c64_np) or a.size <= 512):
+        return _np_add_reduce(a, plan.extra, acc)      # what _float_sum does here, one call less
+    return _float_sum(xp, a, plan.extra, acc)
 
 
 def sum(self, dtype=None):  # noqa: A001 - the operator's name
@@ -204,14 +215,15 @@ def meta_mean(self, dim, keepdim=False, dtype=None):
     out_shape, axis = _reduced_shape(shape, dims, keepdim)
     # mean.out without dtype= computes in out's dtype: sum_out(out, ...).div_(n),
     # whose true division cannot write an integral or bool out
-    rule = None if dtype is not None else _in_out_dtype(mean_impl, self, dim, keepdim, _mean_out_check)
-    return Plan(out_shape, out_dtype, impl.device, None, axis, rule)
+    rule = None if dtype is not None else _mean_out_rule
+    return Plan(out_shape, out_dtype, impl.device, None, axis, rule, None, (mean_impl, self, dim, keepdim))
 
 
-def _mean_out_check(odt):
+def _mean_out_rule(plan, odt, xp):
     if odt.category < 2:
         raise RuntimeError(f"result type {_dt.get_default_dtype().scalar_type_name} can't be cast to the "
                            f"desired output type {odt.scalar_type_name}")
+    return _sum_out_rule(plan, odt, xp)
 
 
 def mean_impl(xp, plan, self, dim, keepdim=False, dtype=None):
@@ -245,8 +257,9 @@ def meta_prod(self, dim, keepdim=False, dtype=None):
     shape = impl._array.shape
     d = wrap_dim(dim, len(shape))
     out_shape, axis = _reduced_shape(shape, (d,), keepdim)
-    rule = None if dtype is not None else _in_out_dtype(prod_impl, self, dim, keepdim)
-    return Plan(out_shape, _int_or_float_result(impl.dtype, dtype), impl.device, None, axis, rule)
+    rule = None if dtype is not None else _sum_out_rule
+    return Plan(out_shape, _int_or_float_result(impl.dtype, dtype), impl.device, None, axis, rule, None,
+                (prod_impl, self, dim, keepdim))
 
 
 def prod_impl(xp, plan, self, dim, keepdim=False, dtype=None):
