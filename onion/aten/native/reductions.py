@@ -56,6 +56,9 @@ def _reduced_shape(shape, dims, keepdim):
         return (), None
     if dims is None:
         return ((1,) * len(shape) if keepdim else ()), None
+    if len(dims) == 1:
+        d = dims[0]
+        return (shape[:d] + (1,) + shape[d + 1:] if keepdim else shape[:d] + shape[d + 1:]), dims
     if keepdim:
         out = list(shape)
         for d in dims:
@@ -167,6 +170,8 @@ def _float_sum(xp, a, axis, acc):
     axis it adds sequentially, whose error grows with the count.  Those sums of
     many terms accumulate in float64 instead and round once.
     """
+    if xp is _np and ((acc is not _f32_np and acc is not _c64_np) or a.size <= 512):
+        return _np_add_reduce(a, axis, acc)     # NumPy's ufunc method skips np.sum's Python wrapper
     if acc in _WIDER and a.size > 512:
         nd = a.ndim
         inner = axis is None or axis[-1] == nd - 1 and axis == tuple(range(nd - len(axis), nd))
@@ -211,8 +216,10 @@ def meta_mean(self, dim, keepdim=False, dtype=None):
             raise RuntimeError("mean(): could not infer output dtype. Optional dtype must be either a floating "
                                f"point or complex dtype. Got: {dtype.scalar_type_name}")
     shape = impl._array.shape
-    dims = _reduce_dims(dim, len(shape))
-    out_shape, axis = _reduced_shape(shape, dims, keepdim)
+    if dim is None:
+        out_shape, axis = ((1,) * len(shape) if keepdim else ()), None
+    else:
+        out_shape, axis = _reduced_shape(shape, _reduce_dims(dim, len(shape)), keepdim)
     # mean.out without dtype= computes in out's dtype: sum_out(out, ...).div_(n),
     # whose true division cannot write an integral or bool out
     rule = None if dtype is not None else _mean_out_rule
@@ -233,11 +240,12 @@ def mean_impl(xp, plan, self, dim, keepdim=False, dtype=None):
     a = impl._array
     out_dtype = plan.dtype
     sum_dtype = _float32 if (out_dtype is _dt.float16 or out_dtype is _dt.bfloat16) else out_dtype
-    a = _cast(xp, a, impl.dtype, sum_dtype)
+    if sum_dtype is not impl.dtype:
+        a = _cast(xp, a, impl.dtype, sum_dtype)
     axis = plan.extra
     s = _float_sum(xp, a, axis, sum_dtype.np)
-    n = _numel_of(a.shape, axis)
-    div = sum_dtype.to_real().np.type(n)
+    n = a.size if axis is None else _numel_of(a.shape, axis)
+    div = sum_dtype._real.np.type(n)
     if n == 0 and xp.__name__ == "numpy":
         with xp.errstate(invalid="ignore", divide="ignore"):
             return xp.divide(s, div)
