@@ -127,9 +127,9 @@ def _kernel_name(base, device):
 # sum
 # --------------------------------------------------------------------------
 
-def _sum_out_rule(plan, odt, xp):
-    """The ``out=`` dtype rule of sum/prod without ``dtype=``: compute in out's dtype (the
-    input cast to it first).  ``plan.args`` is (impl, self, dim, keepdim)."""
+def _in_out_dtype(plan, odt, xp):
+    """The ``out=`` dtype rule of sum/mean/prod without ``dtype=``: compute in out's dtype
+    (the input cast to it first).  ``plan.args`` is (the op's impl, self, dim, keepdim)."""
     if xp is not None:
         impl_fn, self, dim, keepdim = plan.args
         return impl_fn(xp, _retyped(plan, odt), self, dim, keepdim, odt)
@@ -143,11 +143,11 @@ def meta_sum(self, dim, keepdim=False, dtype=None):
         dt = impl.dtype
         if dt.category < 2:
             dt = _int64
-        return Plan((1,) * len(shape) if keepdim else (), dt, impl.device, None, None, _sum_out_rule, None,
+        return Plan((1,) * len(shape) if keepdim else (), dt, impl.device, None, None, _in_out_dtype, None,
                     (sum_impl, self, dim, keepdim))
     dims = _reduce_dims(dim, len(shape))
     out_shape, axis = _reduced_shape(shape, dims, keepdim)
-    rule = None if dtype is not None else _sum_out_rule
+    rule = None if dtype is not None else _in_out_dtype
     return Plan(out_shape, _int_or_float_result(impl.dtype, dtype), impl.device, None, axis, rule, None,
                 (sum_impl, self, dim, keepdim))
 
@@ -171,7 +171,7 @@ def _float_sum(xp, a, axis, acc):
     many terms accumulate in float64 instead and round once.
     """
     if xp is _np and ((acc is not _f32_np and acc is not _c64_np) or a.size <= 512):
-        return _np_add_reduce(a, axis, acc)     # NumPy's ufunc method skips np.sum's Python wrapper
+        return _np_add_reduce(a, axis, acc)     # short or float64 sums: nothing to widen
     if acc in _WIDER and a.size > 512:
         nd = a.ndim
         inner = axis is None or axis[-1] == nd - 1 and axis == tuple(range(nd - len(axis), nd))
@@ -230,7 +230,7 @@ def _mean_out_rule(plan, odt, xp):
     if odt.category < 2:
         raise RuntimeError(f"result type {_dt.get_default_dtype().scalar_type_name} can't be cast to the "
                            f"desired output type {odt.scalar_type_name}")
-    return _sum_out_rule(plan, odt, xp)
+    return _in_out_dtype(plan, odt, xp)
 
 
 def mean_impl(xp, plan, self, dim, keepdim=False, dtype=None):
@@ -265,7 +265,7 @@ def meta_prod(self, dim, keepdim=False, dtype=None):
     shape = impl._array.shape
     d = wrap_dim(dim, len(shape))
     out_shape, axis = _reduced_shape(shape, (d,), keepdim)
-    rule = None if dtype is not None else _sum_out_rule
+    rule = None if dtype is not None else _in_out_dtype
     return Plan(out_shape, _int_or_float_result(impl.dtype, dtype), impl.device, None, axis, rule, None,
                 (prod_impl, self, dim, keepdim))
 
