@@ -9,14 +9,11 @@ from __future__ import annotations
 from numpy import asarray as _asarray, ndarray as _ndarray
 
 from . import iterator as _it
-from .tensor_new import CPU_KS as _CPU_KS, empty_tensor, wrap
+from .tensor_new import empty_tensor, wrap, wrap_cpu as _wrap_cpu
 from ..backends import backend_for
 from ..core.device import CPU as _CPU
-from ..core.tensor import Tensor as _Tensor
-from ..core.tensor_impl import TensorImpl as _TensorImpl
 from ..core.tls import tls as _tls
 
-_new = object.__new__
 
 
 class Plan:
@@ -109,14 +106,7 @@ def functional(plan: Plan, r):
         if r.dtype is not dtype.np or r.shape != plan.shape or (r.ndim > 1 and plan.strides is None
                                                                   and not r.flags.c_contiguous):
             r = _contiguous(plan, _as_array(plan, r))
-        impl = _new(_TensorImpl)
-        impl._array = r
-        impl.dtype = dtype
-        impl.device = _CPU
-        impl.keyset = _CPU_KS
-        t = _new(_Tensor)
-        t._impl = impl
-        return t
+        return _wrap_cpu(r, dtype)
     return wrap(_contiguous(plan, _as_array(plan, r)), dtype, plan.device)
 
 

@@ -24,12 +24,20 @@ CPU_INFERENCE_KS = _FRESH_INFERENCE[K.CPU]
 
 
 def wrap_cpu(array, dtype) -> Tensor:
-    """A new CPU tensor over ``array`` (a NumPy result; 0-d scalars become arrays)."""
+    """A new CPU tensor over ``array`` (a NumPy result; 0-d scalars become arrays), an inference
+    tensor inside inference mode.  Every CPU kernel ends here, so the impl's four fields are stored
+    directly, which is cheaper than calling its constructor."""
     if type(array) is not _ndarray:
         array = _asarray(array)
+    impl = _new(TensorImpl)
+    impl._array = array
+    impl.dtype = dtype
+    impl.device = CPU
     if tls.inference_mode:
-        return wrap(array, dtype, CPU)
-    impl = TensorImpl(array, dtype, CPU, CPU_KS)
+        impl.keyset = CPU_INFERENCE_KS
+        impl._inference = True
+    else:
+        impl.keyset = CPU_KS
     t = _new(Tensor)
     t._impl = impl
     return t

@@ -21,15 +21,10 @@ from .tensor_new import wrap
 from .view_geometry import contiguous_strides
 from .view_geometry import output_strides_like
 from .tensor_new import empty_tensor
-from .tensor_new import CPU_INFERENCE_KS as _CPU_INFERENCE_KS, CPU_KS as _CPU_KS, scalar_to_tensor as _scalar_to_tensor, wrap_cpu as _wrap_cpu
-from ..core.device import CPU as _CPU
-from ..core.tensor import Tensor as _Tensor
-from ..core.tensor_impl import TensorImpl as _TensorImpl
-from ..core.tls import tls as _tls
+from .tensor_new import scalar_to_tensor as _scalar_to_tensor, wrap_cpu as _wrap_cpu
 import numpy as _np
 from numpy import ndarray as _ndarray
 
-_new = object.__new__
 
 def parse_dtype_spec(spec: str) -> tuple:
     """``"add (AllAndComplex, BFloat16, Half)"`` -> ("add", (dtypes...))."""
@@ -455,23 +450,6 @@ class MetaUfunc(Ufunc):
         super().__init__(formula, "meta", None, ())
 
 
-def _cpu_result(r, dtype):
-    """A new CPU tensor over the NumPy result ``r`` (an inference tensor inside inference mode);
-    the impl's four fields are stored directly, which is cheaper than calling its constructor."""
-    impl = _new(_TensorImpl)
-    impl._array = r
-    impl.dtype = dtype
-    impl.device = _CPU
-    if _tls.inference_mode:
-        impl.keyset = _CPU_INFERENCE_KS
-        impl._inference = True
-    else:
-        impl.keyset = _CPU_KS
-    t = _new(_Tensor)
-    t._impl = impl
-    return t
-
-
 def _binary_fast(uf: Ufunc, opname: str, wrap_other: bool):
     """CPU functional kernel for two operands.  Same dtypes: the bare NumPy function when the formula
     reduces to it, else the dtype's loop, straight on the arrays; a tensor with a wrapped Python number
@@ -550,7 +528,7 @@ def _binary_fast(uf: Ufunc, opname: str, wrap_other: bool):
             return _wrap_cpu(r, bool_ if to_bool else dt)
         if r.ndim > 1 and not contiguous:
             return functional(opname, formula, (self, other), scalars)
-        return _cpu_result(r, bool_ if to_bool else dt)
+        return _wrap_cpu(r, bool_ if to_bool else dt)
     return kernel
 
 
@@ -591,7 +569,7 @@ def _unary_fast(uf: Ufunc, opname: str):
             return _wrap_cpu(r, bool_ if to_bool else dt)
         if r.ndim > 1 and not a.flags.c_contiguous:
             return functional(opname, formula, (self,), scalars)
-        return _cpu_result(r, bool_ if to_bool else dt)
+        return _wrap_cpu(r, bool_ if to_bool else dt)
     return kernel
 
 
@@ -675,6 +653,6 @@ def _python_scalars_fast(uf: Ufunc, n: int, general):
             if given and type(a) is _ndarray and (a.ndim < 2 or a.flags.c_contiguous):
                 r = fn(_np, a, *rest)
                 if type(r) is _ndarray:
-                    return _cpu_result(r, dt)
+                    return _wrap_cpu(r, dt)
         return general(ks, self, *rest)
     return kernel

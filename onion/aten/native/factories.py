@@ -9,15 +9,11 @@ from ...backends import backend_for
 from ...core import dtype as _dt
 from ...core.device import CPU as _CPU, canonical
 from ...core.promotion import default_dtype_for_scalar
-from ...core.tensor import Tensor
-from ...core.tensor_impl import TensorImpl
-from ...core.tls import tls as _tls
 from .. import iterator as _it
-from ..tensor_new import CPU_KS, empty_tensor, wrap_cpu
+from ..tensor_new import empty_tensor, wrap_cpu
 from .views import make_view
 from .copy import _like_strides
 
-_new = object.__new__
 
 
 def _check_size(size):
@@ -95,25 +91,10 @@ def _fill(t, value):
     return t
 
 
-def _cpu_tensor(a, dt):
-    """A new CPU tensor over the fresh array ``a``, its impl's fields stored directly
-    (cheaper than the constructor); an inference tensor inside inference mode."""
-    if _tls.inference_mode:
-        return wrap_cpu(a, dt)
-    impl = _new(TensorImpl)
-    impl._array = a
-    impl.dtype = dt
-    impl.device = _CPU
-    impl.keyset = CPU_KS
-    t = _new(Tensor)
-    t._impl = impl
-    return t
-
-
 def zeros(size, dtype=None, layout=None, device=None, pin_memory=None):
     if device is None or device is _CPU:
         dt = dtype or _dt.get_default_dtype()
-        return _cpu_tensor(np.zeros(_check_size(size), dt.np), dt)
+        return wrap_cpu(np.zeros(_check_size(size), dt.np), dt)
     return _fill(empty_memory_format(size, dtype, layout, device), 0)
 
 
@@ -122,7 +103,7 @@ def ones(size, dtype=None, layout=None, device=None, pin_memory=None):
         dt = dtype or _dt.get_default_dtype()
         a = np.empty(_check_size(size), dt.np)
         a.fill(1)       # one in every dtype; cheaper than np.ones
-        return _cpu_tensor(a, dt)
+        return wrap_cpu(a, dt)
     return _fill(empty_memory_format(size, dtype, layout, device), 1)
 
 
@@ -305,7 +286,7 @@ def _filled_like(self, dtype, device, memory_format, value):
         dt = dtype or impl.dtype
         out = np.empty(a.shape, dt.np)
         out.fill(checked_scalar(value, dt))
-        return _cpu_tensor(out, dt)
+        return wrap_cpu(out, dt)
     return _fill(_like(self, dtype, device, memory_format), value)
 
 
