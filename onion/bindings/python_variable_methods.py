@@ -21,6 +21,25 @@ from .tensor_str import format_tensor
 
 
 def _index(self, key):
+    # the two commonest keys first: one in-range int (select) and one slice of ints (slice / alias);
+    # anything else, errors included, takes the general road below
+    tk = type(key)
+    if tk is int:
+        shape = self._impl._array.shape
+        if shape and -shape[0] <= key < shape[0]:
+            return at.select_int(self, 0, key)
+    elif tk is slice:
+        if self._impl._array.ndim:
+            start, stop, step = key.start, key.stop, key.step
+            if (step is None or (type(step) is int and step > 0)) and (start is None or type(start) is int) \
+                    and (stop is None or type(stop) is int):
+                if start is None and stop is None and (step is None or step == 1):
+                    return at.alias(self)
+                return at.slice_Tensor(self, 0, start, stop, 1 if step is None else step)
+    return _index_general(self, key)
+
+
+def _index_general(self, key):
     if not isinstance(key, tuple):
         key = (key,)
     for k in key:

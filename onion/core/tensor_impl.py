@@ -57,7 +57,13 @@ class TensorImpl:
         if a.size == 0:     # NumPy gives empty arrays zero strides; PyTorch gives contiguous ones
             return contiguous_strides(a.shape)
         n = self.dtype.itemsize
-        return tuple(s // n for s in a.strides)
+        s = a.strides
+        k = len(s)
+        if k == 2:
+            return (s[0] // n, s[1] // n)
+        if k == 1:
+            return (s[0] // n,)
+        return tuple([x // n for x in s])
 
     def dim(self) -> int:
         return self._array.ndim

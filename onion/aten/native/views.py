@@ -2,44 +2,149 @@
 
 The geometry (sizes, strides, offset) comes from ``view_geometry``; the
 backend only builds its array over the shared storage.
+
+On CPU the common views of a non-empty tensor take a shorter road: NumPy
+derives the new array from the input's array (``arr.T``, ``arr[i]``, a basic
+slice, a contiguous reshape), which gives exactly the sizes and strides the
+geometry functions would, over the same memory, for a fraction of the cost of
+building an array over the storage bytes.  Everything else (empty tensors,
+other devices, the cases where NumPy's strides differ from PyTorch's) takes
+the general road through ``view_geometry`` and ``make_view``.
 """
 from __future__ import annotations
 
+from builtins import slice as _py_slice
+from math import prod as _prod
+
+import numpy as np
+
 from ...backends import backend_for
-from ...core.tensor import make_tensor
+from ...core.device import CPU as _CPU
+from ...core.tensor import Tensor, make_tensor
 from ...core.tensor_impl import TensorImpl
 from .. import view_geometry as g
 from .copy import clone
 from ..at import at
 
+_new = object.__new__
+_ndarray = np.ndarray
+_ALL = _py_slice(None)
+_LEAD = tuple((_ALL,) * d for d in range(64))    # the index prefix that skips the first d dims
+
 
 def _geom(t):
+    """(sizes, strides, storage offset) of ``t`` (sizes as the array's shape tuple)."""
     impl = t._impl
-    return tuple(impl._array.shape), impl.strides, impl.storage_offset()
+    if impl._storage is None:
+        impl.storage()
+    return impl._array.shape, impl.strides, impl._offset
+
+
+def _share(impl, arr, delta):
+    """A view of ``impl`` whose array is ``arr`` (already over ``impl``'s memory), ``delta``
+    elements further into the storage: same storage object, version counter and root base."""
+    storage = impl._storage
+    if storage is None:
+        storage = impl.storage()
+    v = _new(TensorImpl)
+    v._array = arr
+    v.dtype = impl.dtype
+    v.device = impl.device
+    v.keyset = impl.keyset
+    v._storage = storage
+    offset = impl._offset + delta
+    if offset:              # 0 is the class default
+        v._offset = offset
+    vc = impl._vc
+    if vc is None:
+        vc = impl._vc = [0]
+    v._vc = vc
+    base = impl._base
+    v._base = impl if base is None else base
+    if impl._inference:
+        v._inference = True
+    t = _new(Tensor)
+    t._impl = v
+    return t
 
 
 def make_view(self, sizes, strides, offset):
     """A tensor viewing ``self``'s storage with the given geometry (shares the version counter)."""
     impl = self._impl
-    storage = impl.storage()
+    storage = impl._storage
+    if storage is None:
+        storage = impl.storage()
     sizes = tuple(sizes)
-    # an empty view may sit past the end of its storage (e.g. x[:, 1] of a 0x3 tensor):
-    # its array then needs no memory at all, and the offset is kept on the impl only
-    empty = 0 in sizes
-    arr = backend_for(impl.device).view(storage, sizes, tuple(strides), 0 if empty else offset, impl.dtype.np)
-    v = TensorImpl(arr, impl.dtype, impl.device, impl.keyset)
+    dt = impl.dtype
+    if 0 in sizes:
+        # an empty view may sit past the end of its storage (e.g. x[:, 1] of a 0x3 tensor):
+        # its array then needs no memory at all, and the offset (and strides, which the
+        # array cannot tell) are kept on the impl only
+        arr = backend_for(impl.device).view(storage, sizes, tuple(strides), 0, dt.np)
+    elif impl.device is _CPU:
+        item = dt.itemsize
+        arr = _ndarray(sizes, dt.np, storage.data, offset * item, tuple([s * item for s in strides]))
+    else:
+        arr = backend_for(impl.device).view(storage, sizes, tuple(strides), offset, dt.np)
+    v = _new(TensorImpl)
+    v._array = arr
+    v.dtype = dt
+    v.device = impl.device
+    v.keyset = impl.keyset
     v._storage = storage
     v._offset = offset
     if arr.size == 0:
         v._strides = tuple(strides)
-    v._vc = impl.version_counter()
-    v._base = impl._base if impl._base is not None else impl
+    vc = impl._vc
+    if vc is None:
+        vc = impl._vc = [0]
+    v._vc = vc
+    base = impl._base
+    v._base = impl if base is None else base
     if impl._inference:
         v._inference = True
     return make_tensor(v)
 
 
 def view(self, size):
+    impl = self._impl
+    if impl.device is _CPU:
+        arr = impl._array
+        if arr.size and 1 not in arr.shape and arr.flags.c_contiguous:
+            # dense with no size-1 dims: the strides are row-major, and so are the view's
+            # (compute_stride's and NumPy's agree then; size-1 dims are where they may not)
+            try:
+                out = arr.reshape(size)
+            except (TypeError, ValueError):
+                out = None          # PyTorch's error comes from the general road below
+            if out is not None:
+                if out.shape != size:
+                    # a -1 filled in, or a negative NumPy takes and PyTorch refuses: ask PyTorch's rule
+                    g.infer_size(tuple(size), arr.size)
+                # _share, inlined on this hot path
+                storage = impl._storage
+                if storage is None:
+                    storage = impl.storage()
+                v = _new(TensorImpl)
+                v._array = out
+                v.dtype = impl.dtype
+                v.device = _CPU
+                v.keyset = impl.keyset
+                v._storage = storage
+                offset = impl._offset
+                if offset:
+                    v._offset = offset
+                vc = impl._vc
+                if vc is None:
+                    vc = impl._vc = [0]
+                v._vc = vc
+                base = impl._base
+                v._base = impl if base is None else base
+                if impl._inference:
+                    v._inference = True
+                t = _new(Tensor)
+                t._impl = v
+                return t
     return make_view(self, *g.view(*_geom(self), tuple(size)))
 
 
@@ -48,14 +153,56 @@ def _reshape_alias(self, size, stride):
 
 
 def t(self):
+    impl = self._impl
+    if impl.device is _CPU:
+        arr = impl._array
+        if arr.size and arr.ndim <= 2:      # 0-d and 1-d: the same geometry
+            # _share, inlined on this hot path
+            storage = impl._storage
+            if storage is None:
+                storage = impl.storage()
+            v = _new(TensorImpl)
+            v._array = arr.T
+            v.dtype = impl.dtype
+            v.device = _CPU
+            v.keyset = impl.keyset
+            v._storage = storage
+            offset = impl._offset
+            if offset:
+                v._offset = offset
+            vc = impl._vc
+            if vc is None:
+                vc = impl._vc = [0]
+            v._vc = vc
+            base = impl._base
+            v._base = impl if base is None else base
+            if impl._inference:
+                v._inference = True
+            t = _new(Tensor)
+            t._impl = v
+            return t
     return make_view(self, *g.t(*_geom(self)))
 
 
 def transpose(self, dim0, dim1):
+    impl = self._impl
+    arr = impl._array
+    if impl.device is _CPU and arr.size:
+        n = arr.ndim
+        if -n <= dim0 < n and -n <= dim1 < n:
+            return _share(impl, arr.swapaxes(dim0, dim1), 0)
     return make_view(self, *g.transpose(*_geom(self), dim0, dim1))
 
 
 def permute(self, dims):
+    impl = self._impl
+    arr = impl._array
+    if impl.device is _CPU and arr.size:
+        n = arr.ndim
+        if len(dims) == n:
+            perm = tuple([d + n if d < 0 else d for d in dims])
+            if len(set(perm)) == n and (not n or (min(perm) >= 0 and max(perm) < n)):
+                return _share(impl, arr.transpose(perm), 0)
     return make_view(self, *g.permute(*_geom(self), tuple(dims)))
 
 
@@ -74,6 +221,10 @@ def unsqueeze(self, dim):
 
 
 def squeeze(self):
+    impl = self._impl
+    arr = impl._array
+    if impl.device is _CPU and arr.size:
+        return _share(impl, arr.squeeze(), 0)
     return make_view(self, *g.squeeze(*_geom(self), None))
 
 
@@ -86,10 +237,72 @@ def squeeze_dims(self, dim):
 
 
 def select(self, dim, index):
+    impl = self._impl
+    if impl.device is _CPU:
+        arr = impl._array
+        shape = arr.shape
+        n = len(shape)
+        if -n <= dim < n and 0 not in shape:
+            if dim < 0:
+                dim += n
+            size = shape[dim]
+            if -size <= index < size:
+                if index < 0:
+                    index += size
+                if dim == 0:
+                    out = arr[index] if n > 1 else arr[index, ...]
+                else:
+                    out = arr[_LEAD[dim] + (index, Ellipsis)]
+                # _share, inlined on this hot path
+                storage = impl._storage
+                if storage is None:
+                    storage = impl.storage()
+                v = _new(TensorImpl)
+                v._array = out
+                v.dtype = dt = impl.dtype
+                v.device = _CPU
+                v.keyset = impl.keyset
+                v._storage = storage
+                offset = impl._offset + index * arr.strides[dim] // dt.itemsize
+                if offset:
+                    v._offset = offset
+                vc = impl._vc
+                if vc is None:
+                    vc = impl._vc = [0]
+                v._vc = vc
+                base = impl._base
+                v._base = impl if base is None else base
+                if impl._inference:
+                    v._inference = True
+                t = _new(Tensor)
+                t._impl = v
+                return t
     return make_view(self, *g.select(*_geom(self), dim, index))
 
 
 def slice(self, dim=0, start=None, end=None, step=1):  # noqa: A001 - the operator's name
+    impl = self._impl
+    arr = impl._array
+    if impl.device is _CPU and arr.size and step > 0:
+        n = arr.ndim
+        if -n <= dim < n:
+            if dim < 0:
+                dim += n
+            size = arr.shape[dim]
+            # the bounds clamped as view_geometry.slice clamps them
+            lo = 0 if start is None else start
+            if lo < 0:
+                lo = lo + size if lo > -size else 0
+            elif lo > size:
+                lo = size
+            hi = size if end is None or end > size else end
+            if hi < 0:
+                hi += size
+            if hi > lo:          # not empty
+                delta = lo * arr.strides[dim] // impl.dtype.itemsize
+                if dim == 0:
+                    return _share(impl, arr[lo:hi:step], delta)
+                return _share(impl, arr[_LEAD[dim] + (_py_slice(lo, hi, step),)], delta)
     return make_view(self, *g.slice(*_geom(self), dim, start, end, step))
 
 
@@ -102,6 +315,10 @@ def as_strided(self, size, stride, storage_offset=None):
 
 
 def alias(self):
+    impl = self._impl
+    arr = impl._array
+    if impl.device is _CPU and arr.size:
+        return _share(impl, arr.view(), 0)
     return make_view(self, *g.alias(*_geom(self)))
 
 
