@@ -294,40 +294,51 @@ def expand(sizes, strides, offset, shape, type_str="torch.FloatTensor"):
     if tdim == 0:
         out_sizes = tuple(shape)
         out_strides = (0,) * ndim
+        negative = False
+        for s in out_sizes:
+            if s < 0:
+                negative = True
     else:
+        # from the last dim to the first, as ATen (so the first error found is ATen's):
+        # the tensor's own dims line up with the last ones, new dims lead
         sz = [0] * ndim
         st = [0] * ndim
-        for i in range(ndim - 1, -1, -1):
-            d = tdim - 1 - (ndim - 1 - i)
-            if d >= 0:
-                size = sizes[d]
-                stride = strides[d]
-            else:
-                size = 1
-                stride = sz[i + 1] * st[i + 1] if i + 1 < ndim else 1
+        negative = False
+        i = ndim - 1
+        for d in range(tdim - 1, -1, -1):
+            size = sizes[d]
             target = shape[i]
-            if target == -1:
-                if d < 0:
-                    raise RuntimeError(
-                        f"The expanded size of the tensor (-1) isn't allowed in a leading, "
-                        f"non-existing dimension {i}")
-                target = size
-            if size != target:
-                if size != 1:
-                    raise RuntimeError(
-                        f"The expanded size of the tensor ({target}) must match the existing size "
-                        f"({size}) at non-singleton dimension {i}.  Target sizes: "
-                        f"{_shape_str(shape)}.  Tensor sizes: {_shape_str(sizes)}")
-                size = target
-                stride = 0
-            sz[i] = size
-            st[i] = stride
+            if target == -1 or target == size:
+                sz[i] = size
+                st[i] = strides[d]
+            elif size == 1:     # broadcast: stride 0
+                sz[i] = target
+                if target < 0:
+                    negative = True
+            else:
+                raise RuntimeError(
+                    f"The expanded size of the tensor ({target}) must match the existing size "
+                    f"({size}) at non-singleton dimension {i}.  Target sizes: "
+                    f"{_shape_str(shape)}.  Tensor sizes: {_shape_str(sizes)}")
+            i -= 1
+        while i >= 0:
+            target = shape[i]
+            if target == 1:     # a new size-1 dim strides over the dims after it
+                sz[i] = 1
+                st[i] = sz[i + 1] * st[i + 1]
+            elif target == -1:
+                raise RuntimeError(
+                    f"The expanded size of the tensor (-1) isn't allowed in a leading, "
+                    f"non-existing dimension {i}")
+            else:
+                sz[i] = target
+                if target < 0:
+                    negative = True
+            i -= 1
         out_sizes = tuple(sz)
         out_strides = tuple(st)
-    for s in out_sizes:
-        if s < 0:
-            _check_numel(out_sizes)
-            break
+    if negative:
+        _check_numel(out_sizes)
     return out_sizes, out_strides, offset
 
 
@@ -470,18 +481,28 @@ def diagonal(sizes, strides, offset, diag_offset=0, dim1=0, dim2=1):
     d2 = wrap_dim(dim2, n)
     if d1 == d2:
         raise RuntimeError(f"diagonal dimensions cannot be identical {dim1}, {dim2}")
+    s1 = sizes[d1]
+    s2 = sizes[d2]
     if diag_offset >= 0:
-        diag_size = max(min(sizes[d1], sizes[d2] - diag_offset), 0)
+        diag_size = s2 - diag_offset
+        if s1 < diag_size:
+            diag_size = s1
     else:
-        diag_size = max(min(sizes[d1] + diag_offset, sizes[d2]), 0)
-    if diag_size != 0:
-        if diag_offset >= 0:
-            offset += diag_offset * strides[d2]
-        else:
-            offset -= diag_offset * strides[d1]
+        diag_size = s1 + diag_offset
+        if s2 < diag_size:
+            diag_size = s2
+    if diag_size <= 0:
+        diag_size = 0
+    elif diag_offset >= 0:
+        offset += diag_offset * strides[d2]
+    else:
+        offset -= diag_offset * strides[d1]
+    stride = strides[d1] + strides[d2]
+    if n == 2:
+        return (diag_size,), (stride,), offset
     keep = [i for i in range(n) if i != d1 and i != d2]
-    return (tuple(sizes[i] for i in keep) + (diag_size,),
-            tuple(strides[i] for i in keep) + (strides[d1] + strides[d2],), offset)
+    return (tuple([sizes[i] for i in keep]) + (diag_size,),
+            tuple([strides[i] for i in keep]) + (stride,), offset)
 
 
 # --------------------------------------------------------------------------

@@ -40,22 +40,39 @@ def _index(self, key):
 
 
 def _index_general(self, key):
-    if not isinstance(key, tuple):
+    if type(key) is not tuple:
         key = (key,)
+    n_real = n_ellipsis = 0     # one pass (no generator frames): the type errors first, then the counts
     for k in key:
-        if isinstance(k, (str, float)) and not isinstance(k, bool):
+        tk = type(k)
+        if tk is int or tk is slice:
+            n_real += 1
+        elif k is Ellipsis:
+            n_ellipsis += 1
+        elif k is None or tk is bool:
+            pass
+        elif isinstance(k, (str, float)):
             raise (TypeError if isinstance(k, str) else IndexError)("only integers, slices (`:`), ellipsis (`...`), None and long or byte Variables are "
                             "valid indices (got " + type(k).__name__ + ")")
+        else:
+            n_real += 1
     ndim = self._impl._array.ndim
-    n_real = sum(1 for k in key if k is not None and k is not Ellipsis and not isinstance(k, bool))
-    if sum(1 for k in key if k is Ellipsis) > 1:
+    if n_ellipsis > 1:
         raise IndexError("an index can only have a single ellipsis ('...')")
     if n_real > ndim:
         raise IndexError(f"too many indices for tensor of dimension {ndim}")
     out = self
     dim = 0
     for k in key:
-        if k is Ellipsis:
+        if type(k) is int:
+            shape = out._impl._array.shape
+            if not shape:
+                raise IndexError("invalid index of a 0-dim tensor. Use `tensor.item()` in Python or "
+                                 "`tensor.item<T>()` in C++ to convert a 0-dim tensor to a number")
+            if k < -shape[dim] or k >= shape[dim]:
+                raise IndexError(f"index {k} is out of bounds for dimension {dim} with size {shape[dim]}")
+            out = at.select_int(out, dim, k)
+        elif k is Ellipsis:
             dim += ndim - n_real
             n_real = ndim
         elif k is None:

@@ -15,6 +15,18 @@ from .tls import tls
 STORAGE_MAKERS: dict = {}
 
 
+def element_strides(byte_strides, itemsize) -> tuple:
+    """NumPy's strides (bytes) in elements; spelled out for the usual ranks (no comprehension frame)."""
+    k = len(byte_strides)
+    if k == 2:
+        return (byte_strides[0] // itemsize, byte_strides[1] // itemsize)
+    if k == 1:
+        return (byte_strides[0] // itemsize,)
+    if k == 3:
+        return (byte_strides[0] // itemsize, byte_strides[1] // itemsize, byte_strides[2] // itemsize)
+    return tuple([s // itemsize for s in byte_strides])
+
+
 class TensorImpl:
     # the four fields every impl sets live in slots (half the cost of making one); the rest keep a
     # class-level default, shadowed in the instance dict only when set
@@ -56,14 +68,7 @@ class TensorImpl:
         a = self._array
         if a.size == 0:     # NumPy gives empty arrays zero strides; PyTorch gives contiguous ones
             return contiguous_strides(a.shape)
-        n = self.dtype.itemsize
-        s = a.strides
-        k = len(s)
-        if k == 2:
-            return (s[0] // n, s[1] // n)
-        if k == 1:
-            return (s[0] // n,)
-        return tuple([x // n for x in s])
+        return element_strides(a.strides, self.dtype.itemsize)
 
     def dim(self) -> int:
         return self._array.ndim

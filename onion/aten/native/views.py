@@ -20,8 +20,9 @@ import numpy as np
 
 from ...backends import backend_for
 from ...core.device import CPU as _CPU
+from ...core.geometry import contiguous_strides
 from ...core.tensor import Tensor, make_tensor
-from ...core.tensor_impl import TensorImpl
+from ...core.tensor_impl import TensorImpl, element_strides
 from .. import view_geometry as g
 from .copy import clone
 from ..at import at
@@ -37,7 +38,15 @@ def _geom(t):
     impl = t._impl
     if impl._storage is None:
         impl.storage()
-    return impl._array.shape, impl.strides, impl._offset
+    arr = impl._array
+    shape = arr.shape
+    strides = impl._strides
+    if strides is None:     # TensorImpl.strides, without the property call
+        if 0 in shape:
+            strides = contiguous_strides(shape)
+        else:
+            strides = element_strides(arr.strides, impl.dtype.itemsize)
+    return shape, strides, impl._offset
 
 
 def _share(impl, arr, delta):
@@ -68,33 +77,49 @@ def _share(impl, arr, delta):
     return t
 
 
+def _byte_strides(strides, itemsize):
+    k = len(strides)
+    if k == 2:
+        return (strides[0] * itemsize, strides[1] * itemsize)
+    if k == 1:
+        return (strides[0] * itemsize,)
+    if k == 3:
+        return (strides[0] * itemsize, strides[1] * itemsize, strides[2] * itemsize)
+    return tuple([s * itemsize for s in strides])
+
+
 def make_view(self, sizes, strides, offset):
     """A tensor viewing ``self``'s storage with the given geometry (shares the version counter)."""
     impl = self._impl
     storage = impl._storage
     if storage is None:
         storage = impl.storage()
-    sizes = tuple(sizes)
+    if type(sizes) is not tuple:
+        sizes = tuple(sizes)
+    if type(strides) is not tuple:
+        strides = tuple(strides)
     dt = impl.dtype
-    if 0 in sizes:
+    device = impl.device
+    empty = 0 in sizes
+    if empty:
         # an empty view may sit past the end of its storage (e.g. x[:, 1] of a 0x3 tensor):
         # its array then needs no memory at all, and the offset (and strides, which the
         # array cannot tell) are kept on the impl only
-        arr = backend_for(impl.device).view(storage, sizes, tuple(strides), 0, dt.np)
-    elif impl.device is _CPU:
-        item = dt.itemsize
-        arr = _ndarray(sizes, dt.np, storage.data, offset * item, tuple([s * item for s in strides]))
+        arr = backend_for(device).view(storage, sizes, strides, 0, dt.np)
+    elif device is _CPU:
+        arr = _ndarray(sizes, dt.np, storage.data, offset * dt.itemsize, _byte_strides(strides, dt.itemsize))
     else:
-        arr = backend_for(impl.device).view(storage, sizes, tuple(strides), offset, dt.np)
+        arr = backend_for(device).view(storage, sizes, strides, offset, dt.np)
     v = _new(TensorImpl)
     v._array = arr
     v.dtype = dt
-    v.device = impl.device
+    v.device = device
     v.keyset = impl.keyset
     v._storage = storage
-    v._offset = offset
-    if arr.size == 0:
-        v._strides = tuple(strides)
+    if offset:
+        v._offset = offset
+    if empty:
+        v._strides = strides
     vc = impl._vc
     if vc is None:
         vc = impl._vc = [0]
@@ -103,7 +128,9 @@ def make_view(self, sizes, strides, offset):
     v._base = impl if base is None else base
     if impl._inference:
         v._inference = True
-    return make_tensor(v)
+    t = _new(Tensor)
+    t._impl = v
+    return t
 
 
 def view(self, size):
@@ -196,13 +223,15 @@ def transpose(self, dim0, dim1):
 
 def permute(self, dims):
     impl = self._impl
-    arr = impl._array
-    if impl.device is _CPU and arr.size:
-        n = arr.ndim
-        if len(dims) == n:
-            perm = tuple([d + n if d < 0 else d for d in dims])
-            if len(set(perm)) == n and (not n or (min(perm) >= 0 and max(perm) < n)):
-                return _share(impl, arr.transpose(perm), 0)
+    if impl.device is _CPU:
+        arr = impl._array
+        if arr.size:
+            try:        # NumPy takes exactly PyTorch's permutations (negative dims wrapped), with the same strides
+                out = arr.transpose(dims)
+            except (ValueError, TypeError, IndexError):
+                out = None      # PyTorch's error comes from the general road below
+            if out is not None:
+                return _share(impl, out, 0)
     return make_view(self, *g.permute(*_geom(self), tuple(dims)))
 
 
@@ -217,6 +246,17 @@ def expand(self, size, implicit=False):
 
 
 def unsqueeze(self, dim):
+    impl = self._impl
+    if impl.device is _CPU:
+        arr = impl._array
+        shape = arr.shape
+        n = len(shape)
+        if -n - 1 <= dim <= n and 0 not in shape and 1 not in shape and arr.flags.c_contiguous:
+            # row-major with no size-1 dims: PyTorch's stride for the new dim (the product of the
+            # sizes after it) is the row-major one NumPy gives a contiguous reshape
+            if dim < 0:
+                dim += n + 1
+            return _share(impl, arr.reshape(shape[:dim] + (1,) + shape[dim:]), 0)
     return make_view(self, *g.unsqueeze(*_geom(self), dim))
 
 
