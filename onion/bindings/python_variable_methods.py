@@ -230,6 +230,14 @@ def _repr(self, *, tensor_contents=None):
                          extras=tuple(extras))
 
 
+_REVERSED_DIMS = tuple(tuple(range(n - 1, -1, -1)) for n in range(65))     # what Tensor.T permutes by, per rank
+
+
+def _T(self):
+    n = self._impl._array.ndim
+    return at.permute(self, _REVERSED_DIMS[n] if n < 65 else tuple(range(n - 1, -1, -1)))
+
+
 EXTRA_METHODS = {
     "__repr__": _repr,
     "backward": _backward,
@@ -252,6 +260,6 @@ EXTRA_METHODS = {
     "__rtruediv__": lambda self, other: at.div_Tensor(scalar_to_tensor(other, self._impl.device), self),
     "__rpow__": lambda self, other: at.pow_Scalar(other, self),
     "__pos__": lambda self: self,
-    "T": property(lambda self: at.permute(self, tuple(reversed(range(self._impl._array.ndim))))),
+    "T": property(_T),
     "mT": property(lambda self: at.transpose_int(self, -2, -1)),
 }
