@@ -282,17 +282,16 @@ def select(self, dim, index):
         arr = impl._array
         shape = arr.shape
         n = len(shape)
-        if -n <= dim < n and 0 not in shape:
-            if dim < 0:
-                dim += n
-            size = shape[dim]
+        d = dim + n if dim < 0 else dim
+        if 0 <= d < n and 0 not in shape:
+            size = shape[d]
             if -size <= index < size:
                 if index < 0:
                     index += size
-                if dim == 0:
+                if d == 0:
                     out = arr[index] if n > 1 else arr[index, ...]
                 else:
-                    out = arr[_LEAD[dim] + (index, Ellipsis)]
+                    out = arr[_LEAD[d] + (index, Ellipsis)]
                 # _share, inlined on this hot path
                 storage = impl._storage
                 if storage is None:
@@ -303,7 +302,7 @@ def select(self, dim, index):
                 v.device = _CPU
                 v.keyset = impl.keyset
                 v._storage = storage
-                offset = impl._offset + index * arr.strides[dim] // dt.itemsize
+                offset = impl._offset + index * arr.strides[d] // dt.itemsize
                 if offset:
                     v._offset = offset
                 vc = impl._vc
