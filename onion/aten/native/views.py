@@ -14,14 +14,13 @@ the general road through ``view_geometry`` and ``make_view``.
 from __future__ import annotations
 
 from builtins import slice as _py_slice
-from math import prod as _prod
 
 import numpy as np
 
 from ...backends import backend_for
 from ...core.device import CPU as _CPU
 from ...core.geometry import contiguous_strides
-from ...core.tensor import Tensor, make_tensor
+from ...core.tensor import Tensor
 from ...core.tensor_impl import TensorImpl, element_strides
 from .. import view_geometry as g
 from .copy import clone
@@ -148,30 +147,7 @@ def view(self, size):
                 if out.shape != size:
                     # a -1 filled in, or a negative NumPy takes and PyTorch refuses: ask PyTorch's rule
                     g.infer_size(tuple(size), arr.size)
-                # _share, inlined on this hot path
-                storage = impl._storage
-                if storage is None:
-                    storage = impl.storage()
-                v = _new(TensorImpl)
-                v._array = out
-                v.dtype = impl.dtype
-                v.device = _CPU
-                v.keyset = impl.keyset
-                v._storage = storage
-                offset = impl._offset
-                if offset:
-                    v._offset = offset
-                vc = impl._vc
-                if vc is None:
-                    vc = impl._vc = [0]
-                v._vc = vc
-                base = impl._base
-                v._base = impl if base is None else base
-                if impl._inference:
-                    v._inference = True
-                t = _new(Tensor)
-                t._impl = v
-                return t
+                return _share(impl, out, 0)
     return make_view(self, *g.view(*_geom(self), tuple(size)))
 
 
@@ -184,30 +160,7 @@ def t(self):
     if impl.device is _CPU:
         arr = impl._array
         if arr.size and arr.ndim <= 2:      # 0-d and 1-d: the same geometry
-            # _share, inlined on this hot path
-            storage = impl._storage
-            if storage is None:
-                storage = impl.storage()
-            v = _new(TensorImpl)
-            v._array = arr.T
-            v.dtype = impl.dtype
-            v.device = _CPU
-            v.keyset = impl.keyset
-            v._storage = storage
-            offset = impl._offset
-            if offset:
-                v._offset = offset
-            vc = impl._vc
-            if vc is None:
-                vc = impl._vc = [0]
-            v._vc = vc
-            base = impl._base
-            v._base = impl if base is None else base
-            if impl._inference:
-                v._inference = True
-            t = _new(Tensor)
-            t._impl = v
-            return t
+            return _share(impl, arr.T, 0)
     return make_view(self, *g.t(*_geom(self)))
 
 
@@ -292,30 +245,7 @@ def select(self, dim, index):
                     out = arr[index] if n > 1 else arr[index, ...]
                 else:
                     out = arr[_LEAD[d] + (index, Ellipsis)]
-                # _share, inlined on this hot path
-                storage = impl._storage
-                if storage is None:
-                    storage = impl.storage()
-                v = _new(TensorImpl)
-                v._array = out
-                v.dtype = dt = impl.dtype
-                v.device = _CPU
-                v.keyset = impl.keyset
-                v._storage = storage
-                offset = impl._offset + index * arr.strides[d] // dt.itemsize
-                if offset:
-                    v._offset = offset
-                vc = impl._vc
-                if vc is None:
-                    vc = impl._vc = [0]
-                v._vc = vc
-                base = impl._base
-                v._base = impl if base is None else base
-                if impl._inference:
-                    v._inference = True
-                t = _new(Tensor)
-                t._impl = v
-                return t
+                return _share(impl, out, index * arr.strides[d] // impl.dtype.itemsize)
     return make_view(self, *g.select(*_geom(self), dim, index))
 
 
