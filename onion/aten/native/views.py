@@ -109,26 +109,9 @@ def make_view(self, sizes, strides, offset):
         arr = _ndarray(sizes, dt.np, storage.data, offset * dt.itemsize, _byte_strides(strides, dt.itemsize))
     else:
         arr = backend_for(device).view(storage, sizes, strides, offset, dt.np)
-    v = _new(TensorImpl)
-    v._array = arr
-    v.dtype = dt
-    v.device = device
-    v.keyset = impl.keyset
-    v._storage = storage
-    if offset:
-        v._offset = offset
+    t = _share(impl, arr, offset - impl._offset)
     if empty:
-        v._strides = strides
-    vc = impl._vc
-    if vc is None:
-        vc = impl._vc = [0]
-    v._vc = vc
-    base = impl._base
-    v._base = impl if base is None else base
-    if impl._inference:
-        v._inference = True
-    t = _new(Tensor)
-    t._impl = v
+        t._impl._strides = strides
     return t
 
 
