@@ -103,7 +103,7 @@ def resize_out(out, shape) -> None:
         n *= s
     storage = impl.storage()
     offset = impl.storage_offset()
-    if (offset + n) * impl.dtype.itemsize <= storage.nbytes:
+    if (offset + n) * impl.dtype.itemsize <= storage._nbytes:
         # as resize_: the memory stays where it is (views of it keep seeing it), now contiguous
         impl._array = b.view(storage, shape, contiguous_strides(shape), 0 if n == 0 else offset, impl.dtype.np)
         return

@@ -7,18 +7,19 @@ from __future__ import annotations
 
 
 class Storage:
-    __slots__ = ("data", "nbytes", "device", "__weakref__")
+    __slots__ = ("data", "_nbytes", "device", "__weakref__")
 
     def __init__(self, data, nbytes: int, device):
         self.data = data
-        self.nbytes = nbytes
+        self._nbytes = nbytes
         self.device = device
 
     def size(self) -> int:
-        return self.nbytes
+        return self._nbytes
 
-    def nbytes_(self) -> int:
-        return self.nbytes
+    def nbytes(self) -> int:
+        """The storage's size in bytes (a method, as torch.UntypedStorage.nbytes)."""
+        return self._nbytes
 
     def data_ptr(self) -> int:
         if self.data is None:
@@ -27,7 +28,7 @@ class Storage:
             else int(self.data.data.ptr)
 
     def __len__(self):
-        return self.nbytes
+        return self._nbytes
 
     def __repr__(self):
-        return f"<onion.UntypedStorage of {self.nbytes} bytes on {self.device}>"
+        return f"<onion.UntypedStorage of {self._nbytes} bytes on {self.device}>"

@@ -262,7 +262,7 @@ def as_strided(self, size, stride, storage_offset=None):
     impl = self._impl
     storage = impl.storage()
     geom = g.as_strided(*_geom(self), tuple(size), tuple(stride), storage_offset,
-                        itemsize=impl.dtype.itemsize, storage_nbytes=storage.nbytes)
+                        itemsize=impl.dtype.itemsize, storage_nbytes=storage._nbytes)
     return make_view(self, *geom)
 
 
