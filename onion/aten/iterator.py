@@ -65,6 +65,17 @@ def device_mismatch(expected, got) -> RuntimeError:
                         f"{expected} and {got}!")
 
 
+def check_iterator_output(device, out_impl) -> None:
+    """An elementwise op's output (``out=`` or in-place self) must be on the op's device; a CPU 0-dim
+    tensor may join as an input only.  TensorIterator names the output's device first; on Meta,
+    PyTorch reports the copy of the result."""
+    d = out_impl.device
+    if d is not device and d != device:
+        if d.type == "meta" or device.type == "meta":
+            check_out_device(device, out_impl)
+        raise device_mismatch(d, device)
+
+
 def check_out_device(result_device, out_impl) -> None:
     """An ``out=`` tensor must be on the device the result is computed on (no copy across devices)."""
     d = out_impl.device
@@ -214,4 +225,4 @@ def xp_copy(dst, src) -> None:
 
 
 __all__ = ["priority", "common_dtype2", "common_dtype", "check_devices", "device_mismatch", "check_out_device",
-           "broadcast_error", "broadcast_operands", "check_out_dtype", "resize_out", "write_out", "check_internal_overlap", "check_no_partial_overlap"]
+           "check_iterator_output", "broadcast_error", "broadcast_operands", "check_out_dtype", "resize_out", "write_out", "check_internal_overlap", "check_no_partial_overlap"]
