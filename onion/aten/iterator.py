@@ -37,30 +37,53 @@ def common_dtype(impls):
     return result_type_of(tuple((i.dtype, priority(i)) for i in impls))
 
 
-def check_devices(opname: str, impls) -> object:
-    """The device the op runs on; CPU 0-dim tensors may join any device."""
+def check_devices(opname: str, impls, allow_cpu_scalars: bool = True) -> object:
+    """The device the op runs on: every tensor's, except that (where the op allows it, as
+    TensorIterator's binary ops do) a CPU 0-dim tensor may join tensors of another device."""
     dev = None
+    scalar_dev = None
     for i in impls:
         d = i.device
+        if d is dev:
+            continue
+        if allow_cpu_scalars and d.type == "cpu" and i._array.ndim == 0:
+            scalar_dev = d
+            continue
         if dev is None:
             dev = d
-        elif d is not dev and d != dev:
-            if d.type == "cpu" and i._array.ndim == 0:
-                continue
-            if dev.type == "cpu" and _first_scalar_cpu(impls, dev):
-                dev = d
-                continue
-            raise RuntimeError(f"Expected all tensors to be on the same device, but found at least two devices, "
-                               f"{_dev_name(dev)} and {_dev_name(d)}!")
-    return dev
+        elif d != dev:
+            raise device_mismatch(dev, d)
+    return dev if dev is not None else scalar_dev
 
 
-def _first_scalar_cpu(impls, dev) -> bool:
-    return all(i._array.ndim == 0 for i in impls if i.device == dev)
+def device_mismatch(expected, got) -> RuntimeError:
+    """PyTorch's words for two tensors on different devices: on Meta its Python meta kernels
+    check (``check_same_device``), elsewhere the C++ kernels' common-device check."""
+    if expected.type == "meta" or got.type == "meta":
+        return RuntimeError(f"Tensor on device {got} is not on the expected device {expected}!")
+    return RuntimeError(f"Expected all tensors to be on the same device, but found at least two devices, "
+                        f"{expected} and {got}!")
 
 
-def _dev_name(d) -> str:
-    return str(d)
+def check_iterator_output(device, out_impl) -> None:
+    """An elementwise op's output (``out=`` or in-place self) must be on the op's device; a CPU 0-dim
+    tensor may join as an input only.  TensorIterator names the output's device first; on Meta,
+    PyTorch reports the copy of the result."""
+    d = out_impl.device
+    if d is not device and d != device:
+        if d.type == "meta" or device.type == "meta":
+            check_out_device(device, out_impl)
+        raise device_mismatch(d, device)
+
+
+def check_out_device(result_device, out_impl) -> None:
+    """An ``out=`` tensor must be on the device the result is computed on (no copy across devices)."""
+    d = out_impl.device
+    if d is not result_device and d != result_device:
+        if d.type == "meta" or result_device.type == "meta":
+            raise RuntimeError(f"Attempting to copy from device {result_device} to device {d}, but cross-device "
+                               f"copies are not allowed!")
+        raise RuntimeError(f"Expected out tensor to have device {result_device}, but got {d} instead")
 
 
 def broadcast_operands(shapes) -> tuple:
@@ -201,5 +224,5 @@ def xp_copy(dst, src) -> None:
         dst[...] = src
 
 
-__all__ = ["priority", "common_dtype2", "common_dtype", "check_devices", "broadcast_error", "broadcast_operands",
-           "check_out_dtype", "resize_out", "write_out", "check_internal_overlap", "check_no_partial_overlap"]
+__all__ = ["priority", "common_dtype2", "common_dtype", "check_devices", "device_mismatch", "check_out_device",
+           "check_iterator_output", "broadcast_error", "broadcast_operands", "check_out_dtype", "resize_out", "write_out", "check_internal_overlap", "check_no_partial_overlap"]

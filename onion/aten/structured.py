@@ -118,6 +118,7 @@ def _contiguous(plan: Plan, r):
 
 
 def out(opname: str, plan: Plan, r, out_tensor):
+    _it.check_out_device(plan.device, out_tensor._impl)
     if plan.impl_error is not None:
         meta_out(opname, plan, out_tensor)   # raises it after the output checks
     if out_tensor._impl.dtype is not plan.dtype:
@@ -142,6 +143,7 @@ def meta_functional(plan: Plan):
 
 
 def meta_out(opname: str, plan: Plan, out_tensor):
+    _it.check_out_device(plan.device, out_tensor._impl)
     if plan.dtype is not out_tensor._impl.dtype:
         _out_dtype(plan, out_tensor, None)
     _it.resize_out(out_tensor, plan.shape)

@@ -281,7 +281,7 @@ def out_variant(opname: str, formula: UfuncFormula, operands, scalars, out):
     except NotImplementedError:
         _out_dtype_first(opname, formula, operands, scalars, out)
         raise
-    _it.check_devices(opname, impls + [out._impl]) if out._impl.device != dev else None
+    _it.check_iterator_output(dev, out._impl)
     _out_check(formula, operands, out_dtype, out, False)
     return _it.write_out(opname, out, r, out_dtype, inputs=impls)
 
@@ -297,10 +297,12 @@ def _inplace_check(formula: UfuncFormula, self) -> None:
         raise RuntimeError("In-place abs is not supported for complex tensors.")
 
 
+
 def inplace_variant(opname: str, formula: UfuncFormula, operands, scalars):
     self = operands[0]
     _inplace_check(formula, self)
     r, out_dtype, dev, impls = _run(opname, formula, operands, scalars)
+    _it.check_iterator_output(dev, self._impl)
     _out_check(formula, operands, out_dtype, self, True)
     return _it.write_out(opname, self, r, out_dtype, inplace=True, inputs=impls)
 
@@ -327,8 +329,7 @@ def meta_out(opname, formula, operands, scalars, out):
     except NotImplementedError:
         _out_dtype_first(opname, formula, operands, scalars, out)
         raise
-    if out._impl.device != dev:
-        _it.check_devices(opname, _operands(opname, operands) + [out._impl])
+    _it.check_iterator_output(dev, out._impl)
     _out_check(formula, operands, out_dtype, out, False)
     if out_dtype is not out._impl.dtype:
         _it.check_out_dtype(out_dtype, out._impl.dtype)
@@ -340,6 +341,7 @@ def meta_inplace(opname, formula, operands, scalars):
     self = operands[0]
     _inplace_check(formula, self)
     shape, strides, out_dtype, dev = meta_shape_dtype(opname, formula, operands, scalars)
+    _it.check_iterator_output(dev, self._impl)
     if tuple(self._impl._array.shape) != tuple(shape):
         raise RuntimeError(f"output with shape {list(self._impl._array.shape)} doesn't match the broadcast shape "
                            f"{list(shape)}")

@@ -23,15 +23,21 @@ def _signature(args) -> tuple:
     return tuple((a.name, str(a.type), a.kwarg_only) for a in args if not a.is_out)
 
 
-def functional_plan(f, plans):
-    """The plan of the functional operator an in-place one mirrors: same base name and arguments (as torchgen).
+def functional_plan(f, plans, derivs=None):
+    """The plan of the functional operator an in-place or ``out=`` one mirrors: same base name and
+    arguments, ``out`` aside (as torchgen).  With ``derivs`` (name -> Derivative), a functional
+    operator declared non-differentiable gives None.
 
     Overload names do not line up: pow_.Scalar mirrors pow.Tensor_Scalar, not pow.Scalar."""
     base = f.func.name.rstrip("_")
     want = _signature(f.func.arguments)
     for name, p in plans.items():
-        if p is not None and name.split(".")[0] == base and _signature(p.d.schema.arguments) == want:
+        if name.split(".")[0] != base:
+            continue
+        if p is not None and _signature(p.d.schema.arguments) == want:
             return p
+        if p is None and derivs is not None and _signature(derivs[name].schema.arguments) == want:
+            return None
     return "missing"
 
 
@@ -52,8 +58,9 @@ def _if_any(terms, also: str, indent: str) -> list:
 
 
 class AutogradWriter:
-    def __init__(self, plans: dict):
+    def __init__(self, plans: dict, derivs: dict):
         self.plans = plans
+        self.derivs = derivs
         self.kf = KeyFile(K.Autograd)
         self.kf.imports |= {
             "from onion.dispatch.library import Library as _Library",
@@ -81,11 +88,7 @@ class AutogradWriter:
         head = f"def {f.ident}_autograd(ks, {call}):"
         redispatch = [f"    ks &= _AFTER_AUTOGRAD", f"    return _ops.redispatch_{f.ident}[ks](ks, {call})", ""]
         if f.is_out:
-            lines = [head]
-            if tensors:
-                lines += _if_any([_requires_grad(a, n) for a, n in tensors], "_tls.grad_enabled", "    ")
-                lines += [f"        raise RuntimeError({f.func.name + '()'!r} + _OUT_ERROR)"]
-            self.emit(f, lines + redispatch)
+            self.out_kernel(f, head, names, tensors, redispatch)
             return
         p = self.plans.get(f.name, "missing")
         if p == "missing" and f.is_inplace:
@@ -102,6 +105,20 @@ class AutogradWriter:
         self.emit(f, [head] + pre + _if_any(terms, "_tls.grad_enabled", "    ")
                   + [f"        return {f.ident}_record(ks, {call})"] + redispatch)
         self.record(f, p, names, tensors)
+
+    def out_kernel(self, f, head, names, tensors, redispatch) -> None:
+        """An ``out=`` overload records nothing, so it refuses any tensor that requires grad (the written
+        ``out`` included), as PyTorch's VariableType kernels do; not when its functional twin is
+        non-differentiable (eq, argmax: PyTorch accepts those).  With no tensor input (zeros.out), PyTorch's
+        boxed autograd fallback decides: only ``out`` is checked, and the operator is named ``aten::zeros()``."""
+        if functional_plan(f, self.plans, self.derivs) is None:
+            self.emit(f, [head, "    # the functional operator is not differentiable: inputs may require grad"]
+                      + redispatch)
+            return
+        outs = [(a, n) for a, n in zip(f.func.arguments, names) if a.is_out and a.type.is_tensor_like]
+        name = f"{f.func.name}()" if tensors else f"aten::{f.func.name}()"
+        lines = [head] + _if_any([_requires_grad(a, n) for a, n in tensors + outs], "_tls.grad_enabled", "    ")
+        self.emit(f, lines + [f"        raise RuntimeError({name!r} + _OUT_ERROR)"] + redispatch)
 
     def record(self, f, p, names, tensors) -> None:
         call = ", ".join(names)
@@ -166,5 +183,5 @@ class AutogradWriter:
         return self.kf.render()
 
 
-def gen_register_autograd(fns, plans: dict) -> str:
-    return AutogradWriter(plans).run(fns)
+def gen_register_autograd(fns, plans: dict, derivs: dict) -> str:
+    return AutogradWriter(plans, derivs).run(fns)

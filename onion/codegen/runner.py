@@ -124,7 +124,7 @@ def render(yaml_path: str = YAML) -> dict:
         if os.path.exists(sibling) else {}
     nodes_src, plans = gen_nodes(derivs)
     registrations = gen_registrations(fns, kernel_names(), ufunc_formulas())
-    registrations["register_autograd.py"] = gen_register_autograd(fns, plans)
+    registrations["register_autograd.py"] = gen_register_autograd(fns, plans, derivs)
     outputs = {
         "operators.py": gen_operators(fns),
         "autograd_nodes.py": nodes_src,

@@ -76,3 +76,16 @@ def test_factories_ops_and_views_run_on_a_new_backend(toy):
     with pytest.raises(RuntimeError, match="Expected all tensors to be on the same device"):
         a + onion.ones(2, 3)
     assert (a + onion.tensor(1.0)).cpu().tolist() == [[2.0] * 3] * 2   # CPU scalars may join
+
+
+def test_outputs_on_another_device_are_refused_in_tensoriterators_words(toy):
+    """Off Meta, PyTorch's C++ TensorIterator speaks: it names the output's device first."""
+    a = onion.ones(2, 3, device=toy)
+    out = onion.full((2, 3), 7.0)
+    with pytest.raises(RuntimeError, match="^Expected all tensors to be on the same device, but found at least two "
+                                           "devices, cpu and toy!$"):
+        onion.add(a, a, out=out)
+    with pytest.raises(RuntimeError, match="^Expected all tensors to be on the same device, but found at least two "
+                                           "devices, cpu and toy!$"):
+        onion.tensor(1.0).add_(a)        # a CPU scalar joins as an input, never as the output
+    assert out.tolist() == [[7.0] * 3] * 2 and out._version == 0

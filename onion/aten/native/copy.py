@@ -25,6 +25,8 @@ def copy_(self, src, non_blocking=False):
     s = src._impl
     if dst._inference:
         dst.check_writable()
+    if s.device.type == "meta" and dst.device.type != "meta":
+        raise NotImplementedError("Cannot copy out of meta tensor; no data!")     # before any shape check
     dshape = tuple(dst._array.shape)
     sshape = tuple(s._array.shape)
     if sshape != dshape:
@@ -32,8 +34,6 @@ def copy_(self, src, non_blocking=False):
         if out != dshape:
             raise RuntimeError(f"output with shape {list(dshape)} doesn't match the broadcast shape {list(out)}")
     if dst.device.type == "meta" or s.device.type == "meta":
-        if dst.device.type != "meta" and s.device.type == "meta":
-            raise NotImplementedError("Cannot copy out of meta tensor; no data!")
         dst.bump_version()
         return self
     if dst.device == s.device:

@@ -19,7 +19,7 @@ from ...core.promotion import DIMENSIONED, WRAPPED, can_cast, promote_pair, scal
 from ..structured import Plan
 from ..view_geometry import broadcast_pair_for_op, expand as _expand_geometry, legacy_type_str, reshape_is_view
 from ..at import at
-from ..iterator import resize_out
+from ..iterator import check_devices, check_out_device, device_mismatch, resize_out
 from ...core.tls import tls
 
 _LOW = (_dt.float16, _dt.bfloat16)
@@ -103,13 +103,16 @@ def meta_mm(self, mat2):
         raise RuntimeError("mat2 must be a matrix")
     if sa[1] != sb[0]:
         raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({sa[0]}x{sa[1]} and {sb[0]}x{sb[1]})")
+    dev = a.device
+    if b.device is not dev and b.device != dev:
+        raise device_mismatch(dev, b.device)
     dt = a.dtype
     if dt is not b.dtype:
         raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: {dt.typemeta_name} != "
                            f"{b.dtype.typemeta_name}")
     if dt is _dt.bool and sa[1] != 0 and sa[0] != 0 and sb[1] != 0:
         raise _bool_not_implemented("addmm_impl_cpu_")
-    return Plan((sa[0], sb[1]), dt, a.device)
+    return Plan((sa[0], sb[1]), dt, dev)
 
 
 def mm_impl(xp, plan, self, mat2):
@@ -153,6 +156,8 @@ def meta_bmm(self, mat2):
     if sb[0] != bs or sb[1] != k:
         raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: [{bs}, {k}] "
                            f"but got: [{sb[0]}, {sb[1]}].")
+    if b.device is not a.device and b.device != a.device:
+        raise device_mismatch(a.device, b.device)
     cols = sb[2]
     d1 = a.dtype
     d2 = b.dtype
@@ -189,6 +194,10 @@ def meta_addmm(self, mat1, mat2, beta=1, alpha=1):
     s = self._impl
     a = mat1._impl
     b = mat2._impl
+    dev = a.device
+    if b.device is not dev or s.device is not dev:
+        # PyTorch's order: the matrices, then self, which may be a CPU scalar next to them
+        dev = check_devices("addmm", (a, b, s))
     dt = s.dtype
     if dt is not b.dtype:
         raise RuntimeError(f"self and mat2 must have the same dtype, but got {dt.scalar_type_name} and "
@@ -209,8 +218,8 @@ def meta_addmm(self, mat1, mat2, beta=1, alpha=1):
         extra = _addmm_impl_checks(s, sa, shape, dt, beta, alpha)
     except (RuntimeError, NotImplementedError) as e:
         # ATen raises these in addmm_out_cpu, after the out= / in-place checks
-        return Plan(shape, dt, s.device, None, None, None, e)
-    return Plan(shape, dt, s.device, None, extra)
+        return Plan(shape, dt, dev, None, None, None, e)
+    return Plan(shape, dt, dev, None, extra)
 
 
 def _addmm_impl_checks(s, sa, shape, dt, beta, alpha):
@@ -505,6 +514,11 @@ def matmul(self, other):
 
 
 def matmul_out(self, other, out):
+    # checked before _matmul_impl resizes out or writes a part of it
+    dev = self._impl.device
+    if other._impl.device is not dev or out._impl.device is not dev:
+        dev = check_devices("matmul", (self._impl, other._impl), allow_cpu_scalars=False)
+        check_out_device(dev, out._impl)
     _matmul_impl(out, self, other)
     return out
 
@@ -520,7 +534,16 @@ def _flatten_nd_linear(input, weight, bias):
     return at.view(result, tuple(sizes[:-1]) + (result._impl._array.shape[1],))
 
 
+def _linear_device(input, weight, bias):
+    """The device of linear's tensors, checked before any part of it runs (a bias may be a CPU scalar)."""
+    dev = input._impl.device
+    if weight._impl.device is not dev or (bias is not None and bias._impl.device is not dev):
+        dev = check_devices("linear", [t._impl for t in (input, weight, bias) if t is not None])
+    return dev
+
+
 def linear(input, weight, bias=None):
+    _linear_device(input, weight, bias)
     ii = input._impl
     d_in = ii._array.ndim
     d_w = weight._impl._array.ndim
@@ -542,6 +565,7 @@ def linear(input, weight, bias=None):
 
 
 def linear_out(input, weight, bias=None, out=None):
+    check_out_device(_linear_device(input, weight, bias), out._impl)
     if bias is not None and input._impl._array.ndim == 2:
         return at.addmm_out(bias, input, at.t(weight), 1, 1, out)
     at.matmul_out(input, at.t(weight), out)

@@ -94,23 +94,29 @@ def _where_compute(condition, self, other):
     return r, dt, dev
 
 
+def _where_meta(condition, self, other):
+    dt, dev, impls = _where_plan(condition, self, other)
+    shape = _it.broadcast_operands([tuple(i._array.shape) for i in impls])
+    strides = tuple(g.output_strides_like(shape, [(tuple(i._array.shape), i.strides) for i in impls]))
+    return empty_tensor(shape, dt, dev, strides)
+
+
 def where_self(condition, self, other):
     if condition._impl.device.type == "meta" or self._impl.device.type == "meta":
-        dt, dev, impls = _where_plan(condition, self, other)
-        shape = _it.broadcast_operands([tuple(i._array.shape) for i in impls])
-        strides = tuple(g.output_strides_like(shape, [(tuple(i._array.shape), i.strides) for i in impls]))
-        return empty_tensor(shape, dt, dev, strides)
+        return _where_meta(condition, self, other)
     r, dt, dev = _where_compute(condition, self, other)
     return wrap(r, dt, dev)
 
 
 def where_self_out(condition, self, other, out):
-    if out._impl.device.type == "meta":
-        res = where_self(condition, self, other)
+    if out._impl.device.type == "meta" or any(t._impl.device.type == "meta" for t in (condition, self, other)):
+        res = _where_meta(condition, self, other)
+        _it.check_out_device(res._impl.device, out._impl)
         _where_out_dtype(res._impl.dtype, out)
         _it.resize_out(out, tuple(res._impl._array.shape))
         return out
     r, dt, dev = _where_compute(condition, self, other)
+    _it.check_out_device(dev, out._impl)
     _where_out_dtype(dt, out)
     return _it.write_out("where", out, r, dt, inputs=[condition._impl, self._impl, other._impl])
 

@@ -1,0 +1,157 @@
+"""A valid call of any aten overload, built from its schema alone, for onion and for torch alike.
+
+Sweeps over the operator registry (device mixing, ``out=`` with autograd) need one call per
+overload that succeeds on plain CPU tensors; they then change one thing (a tensor's device,
+``requires_grad``) and compare the two libraries.  Arguments come from their types and names:
+tensors are 2x2 float32 (3-D for the batched products, bool for ``condition``, a vector for
+``bias``), sizes and dims fit them, arguments with defaults keep them.  An ``out=`` tensor gets
+the shape and dtype that a first all-CPU call (with an empty ``out``) resizes it to.
+"""
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass, field
+
+# base operator name -> the shape of its tensors, where 2x2 does not fit
+SHAPES = {"bmm": (1, 2, 2)}
+# operators whose tensors other than the first must be 0-dim (they take a scalar tensor)
+SCALAR_TENSOR_ARGS = {"fill_": ("value",)}
+# arguments whose value is not decided by type alone
+VALUES = {("to", "dtype"): "float32", ("clamp", "min"): 0.25, ("div", "rounding_mode"): "floor"}
+
+
+@dataclass
+class TensorSpec:
+    """One tensor argument: where it goes and what it is made of."""
+
+    name: str
+    position: int            # index among the call's tensor arguments (schema order)
+    shape: tuple
+    dtype: str
+    is_out: bool = False
+
+
+@dataclass
+class CallSpec:
+    """A library-neutral call: the overload's path, its arguments (TensorSpec where a tensor goes)."""
+
+    qualified: str           # "add.Tensor"
+    op_name: str
+    overload: str
+    args: list = field(default_factory=list)
+    kwargs: dict = field(default_factory=dict)
+    tensors: list = field(default_factory=list)
+
+    @property
+    def out(self):
+        return next((t for t in self.tensors if t.is_out), None)
+
+
+def _base(op_name: str) -> str:
+    return op_name[:-1] if op_name.endswith("_") and not op_name.endswith("__") else op_name
+
+
+def call_spec(schema):
+    """The CallSpec of an onion schema, or None when a type has no sample value here."""
+    full = schema.name.split("::")[-1]
+    op_name, overload = full, schema.overload_name or "default"
+    base = _base(op_name)
+    shape = SHAPES.get(base, (2, 2))
+    spec = CallSpec(f"{op_name}.{overload}", op_name, overload)
+    for a in schema.arguments:
+        ty = str(a.type)
+        name = a.name
+        is_out = getattr(a, "is_out", False) or (a.kwarg_only and name == "out")
+        if ty.startswith("Tensor") and "[]" not in ty:
+            shp = () if name in SCALAR_TENSOR_ARGS.get(op_name, ()) else (shape[-1],) if name == "bias" else shape
+            t = TensorSpec(name, len(spec.tensors), shp, "bool" if name == "condition" else "float32", is_out)
+            spec.tensors.append(t)
+            val = t
+        elif (base, name) in VALUES:
+            val = VALUES[(base, name)]
+        elif a.default is not None:
+            continue
+        elif ty in ("int[]", "SymInt[]", "int[1]", "int[1]?", "SymInt[]?"):
+            if name in ("size", "shape"):
+                val = list(shape)
+            elif name == "stride":
+                val = [shape[-1], 1] if len(shape) == 2 else [4, 2, 1]
+            elif name == "dims":
+                val = list(range(len(shape)))[::-1]
+            else:
+                val = [0]
+        elif ty in ("int", "SymInt"):
+            val = 2 if name == "steps" else 0
+        elif ty.startswith("Scalar"):
+            val = 1.0
+        elif ty.endswith("?"):
+            val = None
+        elif ty == "bool":
+            val = False
+        elif ty == "Device":
+            val = "cpu"
+        elif ty == "ScalarType":
+            val = "float32"
+        elif ty == "str":
+            val = "floor"
+        else:
+            return None
+        if a.kwarg_only:
+            spec.kwargs[name] = val
+        else:
+            spec.args.append(val)
+    return spec
+
+
+def overload(lib, spec: CallSpec):
+    return getattr(getattr(lib.ops.aten, spec.op_name), spec.overload)
+
+
+def make_tensor(lib, t: TensorSpec, device="cpu", zero_dim=False, requires_grad=False, shape=None, dtype=None):
+    """The tensor for ``t`` in ``lib``: CPU tensors hold 0.5 (True for bool), meta ones nothing."""
+    shp = () if zero_dim else (t.shape if shape is None else shape)
+    dt = getattr(lib, dtype or t.dtype)
+    if device == "meta":
+        x = lib.empty(shp, dtype=dt, device="meta")
+    else:
+        x = lib.full(shp, True if dt is lib.bool else 0.5, dtype=dt)
+    if requires_grad:
+        x.requires_grad_(True)
+    return x
+
+
+def out_template(lib, spec: CallSpec):
+    """(shape, dtype name) the op gives its ``out=`` on plain CPU tensors (None if no dtype works)."""
+    for dtype in ("float32", "bool", "int64"):
+        tensors = [make_tensor(lib, t) if not t.is_out else lib.empty(0, dtype=getattr(lib, dtype))
+                   for t in spec.tensors]
+        if run(lib, spec, tensors)[0] == "ok":
+            out = tensors[spec.out.position]
+            return tuple(out.shape), dtype
+    return None
+
+
+def realize(spec: CallSpec, tensors):
+    """(args, kwargs) with each TensorSpec replaced by ``tensors[position]``; dtype names stay names
+    except where a ScalarType is wanted (the caller's library supplies it)."""
+    def r(v):
+        return tensors[v.position] if isinstance(v, TensorSpec) else v
+    return [r(v) for v in spec.args], {k: r(v) for k, v in spec.kwargs.items()}
+
+
+def with_dtypes(lib, args, kwargs):
+    """dtype names (from VALUES / ScalarType arguments) become ``lib``'s dtypes."""
+    def r(v):
+        return getattr(lib, v) if isinstance(v, str) and v in ("float32", "float64", "int64", "bool") else v
+    return [r(v) for v in args], {k: r(v) for k, v in kwargs.items()}
+
+
+def run(lib, spec: CallSpec, tensors):
+    """('ok', result) or ('err', exception), warnings silenced."""
+    args, kwargs = with_dtypes(lib, *realize(spec, tensors))
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return "ok", overload(lib, spec)(*args, **kwargs)
+    except Exception as e:  # noqa: BLE001 - compared with torch's outcome
+        return "err", e
