@@ -213,7 +213,7 @@ def _arg_type_name(a) -> str:
 
 
 def _backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
-    if inputs is None:      # the common call, straight to the engine
+    if inputs is None and (gradient is None or type(gradient) is Tensor):   # the common call, to the engine
         _run_backward((self,), (gradient,), create_graph if retain_graph is None else retain_graph, create_graph)
         return
     _autograd_backward(self, gradient, retain_graph, create_graph, inputs=inputs)
