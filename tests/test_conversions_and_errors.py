@@ -419,3 +419,37 @@ def test_python_scalars_of_one_element():
         assert float(lib.tensor([1 + 0j])) == 1.0
         assert int(lib.tensor([2.7])) == 2
         assert complex(lib.tensor(1.5)) == 1.5 + 0j
+
+
+OUT_HUGE = {
+    "zeros(out=)": lambda L, out: L.zeros(2 ** 62, out=out),
+    "ones(out=)": lambda L, out: L.ones((2 ** 62,), out=out),
+    "arange(out=)": lambda L, out: L.arange(0, 2 ** 62, 1, out=out),
+    "linspace(out=)": lambda L, out: L.linspace(0, 1, 2 ** 62, out=out),
+}
+
+
+@pytest.mark.parametrize("case", list(OUT_HUGE))
+def test_huge_out_is_refused_and_left_alone(case):
+    """Same error as PyTorch; onion also leaves ``out`` as it was (PyTorch has already resized it)."""
+    outs = {}
+
+    def run(lib):
+        outs[lib] = lib.full((2,), 7.0)
+        OUT_HUGE[case](lib, outs[lib])
+    eo, et = _same_error(run)
+    assert str(eo) == str(et)
+    assert outs[onion].tolist() == [7.0, 7.0]
+
+
+ARGUMENTS = {
+    "as_tensor(dtype='float32')": lambda L: L.as_tensor([1.0], dtype="float32"),
+    "as_tensor([nan], int64)": lambda L: L.as_tensor([NAN], dtype=L.int64),
+    "as_tensor(None, float32)": lambda L: L.as_tensor(None, dtype=L.float32),
+    "tensor(requires_grad='yes')": lambda L: L.tensor([1.0], requires_grad="yes"),
+}
+
+
+@pytest.mark.parametrize("case", list(ARGUMENTS))
+def test_constructor_arguments(case):
+    _same_error(ARGUMENTS[case], msg=True)

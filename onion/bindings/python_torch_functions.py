@@ -35,7 +35,14 @@ def dtype_arg(dtype, fname: str):
 
 def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=False):
     """A new tensor copying ``data`` (nested lists, scalars, NumPy arrays or tensors)."""
-    dtype = dtype_arg(dtype, "tensor")
+    return _copy_data(data, dtype, device, requires_grad, "tensor")
+
+
+def _copy_data(data, dtype, device, requires_grad, fname):
+    """``tensor()``'s work; ``fname`` names the public function in argument errors."""
+    dtype = dtype_arg(dtype, fname)
+    if type(requires_grad) is not bool:
+        raise TypeError(f"{fname}(): argument 'requires_grad' must be bool, not {type(requires_grad).__name__}")
     dev = canonical(device)
     if isinstance(data, Tensor):
         src = data.detach() if hasattr(data, "detach") else data
@@ -150,11 +157,12 @@ def from_numpy(array) -> Tensor:
 
 
 def as_tensor(data, dtype=None, device=None) -> Tensor:
+    dtype = dtype_arg(dtype, "as_tensor")
     if isinstance(data, Tensor):
         return data.to(dtype=dtype, device=device) if (dtype or device) else data
     if isinstance(data, np.ndarray) and dtype is None and canonical(device) == CPU:
         return from_numpy(data)
-    return tensor(data, dtype=dtype, device=device)
+    return _copy_data(data, dtype, device, False, "as_tensor")
 
 
 
