@@ -135,3 +135,24 @@ def test_reflected_operator_error_is_python_s(expr):
     rt = outcome(lambda: eval(expr, {"x": torch.ones(2)}))
     _same(ro, rt)
     assert str(ro[1]).replace("onion", "torch") == str(rt[1])    # "unsupported operand type(s) for -: ..."
+
+
+@pytest.mark.parametrize("requires_grad", [False, True])
+@pytest.mark.parametrize("other", [np.array([1.0, 3.0]), np.array([1, 2], dtype=np.int32), np.array(1.0),
+                                   np.array(["a", "b"]), np.float64(1.0)],
+                         ids=["f64 array", "i32 array", "0-d array", "str array", "np.float64"])
+@pytest.mark.parametrize("op", [operator.eq, operator.ne], ids=["==", "!="])
+@pytest.mark.parametrize("side", ["left", "right"])
+def test_compare_with_numpy(side, op, other, requires_grad):
+    """``t == array`` compares elementwise (the array becomes a tensor; no grad needed); ``t != array``
+    is Python's identity answer in PyTorch, whose ``__ne__`` does not convert arrays."""
+    o, t = _pair(requires_grad)
+    if side == "left":
+        ro, rt = outcome(lambda: op(other, o)), outcome(lambda: op(other, t))
+    else:
+        ro, rt = outcome(lambda: op(o, other)), outcome(lambda: op(t, other))
+    if rt[0] == "ok" and not isinstance(rt[1], torch.Tensor):
+        assert ro == rt
+        return
+    assert ro[0] == "ok" and isinstance(ro[1], onion.Tensor)
+    assert_close(ro[1], rt[1])

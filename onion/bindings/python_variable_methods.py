@@ -20,7 +20,7 @@ from ..core import dtype as _dt
 from ..core.device import canonical, device as _device
 from ..core.tensor import Tensor
 from ..core.promotion import scalar_dtype
-from .python_torch_functions import from_numpy
+from .python_torch_functions import from_numpy, tensor
 from .tensor_str import format_tensor
 
 
@@ -332,6 +332,23 @@ def _rpow(self, other):
     return NotImplemented if n is None else at.pow_Scalar(n, self)
 
 
+def _eq(self, other):
+    """``t == other``.  A NumPy array is compared as the tensor it holds, as PyTorch's ``__eq__`` does
+    (NumPy defers to a tensor, so without this Python would fall back to identity and answer False);
+    what cannot be compared is NotImplemented."""
+    if isinstance(other, np.ndarray):
+        try:
+            other = tensor(other)
+        except TypeError:               # a dtype no tensor has (strings, objects)
+            return NotImplemented
+    try:
+        return self.eq(other)
+    except TypeError:
+        if isinstance(other, (Tensor, int, float, complex, bool)):
+            raise
+        return NotImplemented
+
+
 def _array_wrap(self, array, context=None, return_scalar=False):
     """A NumPy ufunc's result over tensors comes back as a tensor (bool results as uint8, as PyTorch does)."""
     if array.dtype == np.bool_:
@@ -360,6 +377,7 @@ EXTRA_METHODS = {
     "__rtruediv__": _rtruediv,
     "__rpow__": _rpow,
     "__array_wrap__": _array_wrap,
+    "__eq__": _eq,
     "__pos__": lambda self: self,
     "T": property(_T),
     "mT": property(lambda self: at.transpose_int(self, -2, -1)),
