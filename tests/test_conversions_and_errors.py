@@ -51,6 +51,10 @@ SETITEM_REFUSED = {
     "inf into int32": (math.inf, "int32"),
     "300 into uint8": (300, "uint8"),
     "200 into int8": (200, "int8"),
+    "2**70 into int64": (2 ** 70, "int64"),
+    "2**63 into float32": (2 ** 63, "float32"),
+    "-2**63-1 into bool": (-2 ** 63 - 1, "bool"),
+    "2**63-1 into int32": (2 ** 63 - 1, "int32"),
 }
 
 

@@ -130,12 +130,17 @@ def _qualified_type_name(value) -> str:
     return tp.__name__ if tp.__module__ == "builtins" else f"{tp.__module__}.{tp.__qualname__}"
 
 
+_INT64_LIMIT = 2 ** 63
+
+
 def _setitem(self, key, value):
     # a value is a tensor or one number (checked against the dtype before anything is written, as
     # c10's checked conversion does): no lists, arrays or None, which PyTorch refuses too
     if not isinstance(value, Tensor):
         if not isinstance(value, numbers.Number):
             raise TypeError(f"can't assign a {_qualified_type_name(value)} to a {_type_str(self._impl)}")
+        if type(value) is int and not -_INT64_LIMIT <= value < _INT64_LIMIT:   # read as a C long long there
+            raise ValueError("Overflow when unpacking long long")
         checked_scalar(value, self._impl.dtype)
         value = scalar_to_tensor(value.item() if isinstance(value, np.generic) else value, self._impl.device)
     target = _index(self, key)
