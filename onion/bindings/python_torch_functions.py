@@ -129,8 +129,7 @@ def _to_array(data, dt):
             _check_integral_range(a, dt)
             if a.dtype.kind == "f":
                 return np.trunc(a).astype(np.int64).astype(dt.np)
-            return a.astype(np.int64).astype(dt.np) if a.dtype.kind in "iu" and dt.is_signed is False else \
-                a.astype(dt.np)
+            return a.astype(dt.np)      # in range, or a negative wrapping into an unsigned type as in C
         return np.array(data, dtype=bool)
     except OverflowError:
         raise ValueError("Overflow when unpacking long long: a Python int does not fit in 64 bits") from None

@@ -20,7 +20,7 @@ from ..core import dtype as _dt
 from ..core.device import canonical, device as _device
 from ..core.tensor import Tensor
 from ..core.promotion import scalar_dtype
-from .python_torch_functions import from_numpy, tensor
+from .python_torch_functions import dtype_arg, from_numpy, tensor
 from .tensor_str import format_tensor
 
 
@@ -155,7 +155,7 @@ def _conv(dtype):
     return method
 
 
-_PY_TYPES = {float: _dt.float64, int: _dt.int64, bool: _dt.bool, complex: _dt.complex128}
+_PY_TYPES = (float, int, bool, complex)     # a Python number type names its dtype (see dtype_arg)
 
 _TO_SIGNATURES = ("to() received an invalid combination of arguments - got ({got}), but expected one of:\n"
                   " * (onion.device device = None, onion.dtype dtype = None, bool non_blocking = False, "
@@ -167,7 +167,7 @@ _TO_SIGNATURES = ("to() received an invalid combination of arguments - got ({got
 
 
 def _is_dtype(a) -> bool:
-    return isinstance(a, _dt.dtype) or a in _PY_TYPES
+    return isinstance(a, _dt.dtype) or any(a is tp for tp in _PY_TYPES)
 
 
 def _is_device(a) -> bool:
@@ -185,7 +185,7 @@ def _to(self, *args, dtype=None, device=None, non_blocking=False, copy=False, me
         elif first is not None and _is_dtype(first):
             dtype, flags = first, args[1:]
         elif first is None or _is_device(first):
-            device = first
+            device = _device("cuda", int(first)) if isinstance(first, numbers.Integral) else first
             rest = args[1:]
             if rest and (rest[0] is None or _is_dtype(rest[0])):
                 dtype, rest = rest[0], rest[1:]
@@ -200,9 +200,7 @@ def _to(self, *args, dtype=None, device=None, non_blocking=False, copy=False, me
             non_blocking = flags[0]
             if len(flags) > 1:
                 copy = flags[1]
-    dtype = _PY_TYPES.get(dtype, dtype)
-    if dtype is not None and not isinstance(dtype, _dt.dtype):
-        raise TypeError(f"to(): argument 'dtype' must be onion.dtype, not {type(dtype).__name__}")
+    dtype = dtype_arg(dtype, "to")
     if not isinstance(non_blocking, bool) or not isinstance(copy, bool):
         raise TypeError("to(): arguments 'non_blocking' and 'copy' must be bool")
     return at.to_dtype_layout(self, dtype, None, None if device is None else canonical(device), None,

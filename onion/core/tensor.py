@@ -229,7 +229,7 @@ class Tensor:
             raise RuntimeError("Tensor.item() cannot be called on meta tensors")
         if impl._array.size != 1:
             raise RuntimeError(f"a Tensor with {impl._array.size} elements cannot be converted to Scalar")
-        v = self._host_array().reshape(()).item() if impl.device.type != "meta" else self._host_array()
+        v = self._host_array().reshape(()).item()
         cat = impl.dtype.category
         return bool(v) if cat == 0 else int(v) if cat == 1 else float(v) if cat == 2 else complex(v)
 
