@@ -17,6 +17,7 @@ from .view_geometry import broadcast_pair_for_op
 from ..backends import backend_for
 from .view_geometry import contiguous_strides
 from .view_geometry import is_non_overlapping_and_dense
+from .tensor_new import allocation_error
 
 
 def priority(impl) -> int:
@@ -133,7 +134,11 @@ def resize_out(out, shape) -> None:
     if impl._base is not None:
         raise RuntimeError("resize_ on a view of another tensor is not supported by onion when the storage must "
                            "grow; pass a fresh tensor as out=")
-    impl._array = b.empty(shape, impl.dtype.np, impl.device)
+    try:
+        arr = b.empty(shape, impl.dtype.np, impl.device)
+    except (ValueError, MemoryError) as e:     # PyTorch's RuntimeError, and ``out`` left as it was
+        raise allocation_error(shape, impl.dtype.itemsize, e) from None
+    impl._array = arr
     impl._storage = None
     impl._offset = 0
 

@@ -57,11 +57,68 @@ def wrap(array, dtype, device) -> Tensor:
 def empty_tensor(shape, dtype, device, strides=None) -> Tensor:
     b = backend_for(device)
     shape = tuple(shape)
-    if strides is None:
-        arr = b.empty(shape, dtype.np, device)
-    else:
-        arr = b.empty_strided(shape, tuple(strides), dtype.np, device)
+    if device.type == "meta":       # nothing is allocated, so nothing else would notice
+        check_storage_size(shape, dtype.itemsize, strides)
+    try:
+        if strides is None:
+            arr = b.empty(shape, dtype.np, device)
+        else:
+            arr = b.empty_strided(shape, tuple(strides), dtype.np, device)
+    except (ValueError, MemoryError) as e:
+        raise allocation_error(shape, dtype.itemsize, e, strides) from None
     return wrap(arr, dtype, device)
+
+
+# --- sizes NumPy cannot hold: PyTorch's RuntimeErrors instead of NumPy's ValueError / MemoryError ------
+# Checked only once an allocation or a view has failed (or on Meta, which allocates nothing), so the
+# common call pays nothing for them.
+
+_MAX_NBYTES = 2 ** 63 - 1
+MAX_DIMS = 64       # NumPy's limit on an array's rank (PyTorch has none)
+
+
+def _storage_numel(shape, strides) -> int:
+    if strides is None:
+        n = 1
+        for s in shape:
+            n *= s
+        return n
+    return 1 + sum((s - 1) * st for s, st in zip(shape, strides)) if all(shape) else 0
+
+
+def check_storage_size(shape, itemsize, strides=None) -> None:
+    """c10's computeStorageNbytes overflow check: the bytes a tensor of this geometry spans fit in int64."""
+    n = _storage_numel(shape, strides)
+    if n * itemsize > _MAX_NBYTES or (strides is not None and any(st < 0 for st in strides)):
+        where = f"sizes={list(shape)}" + ("" if strides is None else f" and strides={list(strides)}")
+        raise RuntimeError(f"Storage size calculation overflowed with {where}")
+
+
+def too_many_dims(ndim: int) -> RuntimeError:
+    return RuntimeError(f"onion cannot make a tensor with {ndim} dimensions: its tensors are NumPy arrays, which "
+                        f"have at most {MAX_DIMS} (PyTorch has no such limit)")
+
+
+def view_error(sizes, exc) -> BaseException:
+    """The error to raise where NumPy refused a view's array (PyTorch would have made it)."""
+    if len(sizes) > MAX_DIMS:
+        return too_many_dims(len(sizes))
+    if "too big" in str(exc) or "Maximum allowed dimension" in str(exc):
+        return RuntimeError(f"onion cannot view a tensor of sizes {list(sizes)}: its tensors are NumPy arrays, "
+                            f"whose sizes in bytes must fit in int64 even when strides are 0 ({exc})")
+    return exc
+
+
+def allocation_error(shape, itemsize, exc, strides=None) -> BaseException:
+    """The error to raise where the backend failed to make an array of ``shape``: too many dimensions,
+    a size that overflows, or memory that is not there (RuntimeErrors in PyTorch); else ``exc`` itself."""
+    if len(shape) > MAX_DIMS:
+        return too_many_dims(len(shape))
+    check_storage_size(shape, itemsize, strides)
+    if isinstance(exc, MemoryError) or "too big" in str(exc):
+        return RuntimeError(f"DefaultCPUAllocator: can't allocate memory: you tried to allocate "
+                            f"{_storage_numel(shape, strides) * itemsize} bytes ({exc})")
+    return exc
 
 
 def scalar_to_tensor(value, device=CPU) -> Tensor:
@@ -81,4 +138,5 @@ def as_device(d):
     return d if isinstance(d, _device) else _device(d)
 
 
-__all__ = ["wrap_cpu", "wrap", "empty_tensor", "scalar_to_tensor", "CPU_KS", "CPU_INFERENCE_KS", "_dt"]
+__all__ = ["wrap_cpu", "wrap", "empty_tensor", "scalar_to_tensor", "CPU_KS", "CPU_INFERENCE_KS", "_dt",
+           "check_storage_size", "allocation_error", "view_error", "too_many_dims", "MAX_DIMS"]

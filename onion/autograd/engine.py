@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import heapq
 
+from ..core.tensor import Tensor
 from ..core.tls import tls
 from ..aten.at import at
+from ..aten.view_geometry import legacy_type_str
 from .graph import AccumulateGrad, accumulate_grad, gradient_edge
 from .formulas import sum_to
 
@@ -87,7 +89,7 @@ def _run_graph(roots, grads, retain_graph: bool, decide=None) -> None:
                 for h in node._hooks:
                     r = h(tuple(outs), tuple(buf))
                     if r is not None:
-                        outs = tuple(r)
+                        outs = _checked_hook_values(h, r, tuple(outs))
             if not retain_graph:
                 saved = node._saved_names
                 if saved is None or saved:      # nodes that saved nothing have nothing to release
@@ -229,7 +231,7 @@ def _run_pre_hooks(node, buf):
                     continue
                 r = h(buf[nr])
                 if r is not None:
-                    buf[nr] = r
+                    buf[nr] = _checked_hook_value(h, r, buf[nr])
     if isinstance(node, AccumulateGrad):
         hooks = getattr(node.variable._impl, "_hooks", None)
         if hooks:
@@ -238,29 +240,92 @@ def _run_pre_hooks(node, buf):
                 if buf[0] is not None:
                     r = h(buf[0])
                     if r is not None:
-                        buf[0] = r
+                        buf[0] = _checked_hook_value(h, r, buf[0])
     if node._node_pre_hooks:
         for h in node._node_pre_hooks:
             r = h(tuple(buf))
             if r is not None:
-                buf = list(r)
+                buf = list(_checked_hook_values(h, r, tuple(buf)))
     return buf
+
+
+# --- what a hook may return (PyTorch's check_single_result / _call_hooks) ----------------------------
+# A hook replaces a gradient; one of another dtype, device or size would be cast or summed away
+# silently later (or break the node it flows into), so it is refused here, naming the hook.
+
+def _hook_name(hook) -> str:
+    return getattr(hook, "__name__", type(hook).__name__)
+
+
+def _checked_hook_value(hook, value, original):
+    if not isinstance(value, Tensor):
+        raise TypeError(f"expected Variable, but hook returned '{type(value).__name__}'")
+    if original is None:
+        return value
+    g, o = value._impl, original._impl
+    if g.dtype is not o.dtype or g.device.type != o.device.type:
+        raise RuntimeError(f"hook '{_hook_name(hook)}' has changed the type of value (was "
+                           f"{legacy_type_str(o.dtype.scalar_type_name, o.device.type)} got "
+                           f"{legacy_type_str(g.dtype.scalar_type_name, g.device.type)})")
+    if g.device != o.device:
+        raise RuntimeError(f"hook '{_hook_name(hook)}' has changed the type of value (was {o.device} got "
+                           f"{g.device})")
+    if g._array.shape != o._array.shape:
+        raise RuntimeError(f"hook '{_hook_name(hook)}' has changed the size of value")
+    return value
+
+
+def _checked_hook_values(hook, values, originals) -> tuple:
+    """A node hook's replacement for a tuple of gradients: as many, each None or a tensor like its original."""
+    if not isinstance(values, (tuple, list)):
+        raise TypeError(f"expected tuple, but hook returned '{type(values).__name__}'")
+    if len(values) != len(originals):
+        raise RuntimeError(f"hook '{_hook_name(hook)}' has returned an incorrect number of values (got "
+                           f"{len(values)}, but expected {len(originals)})")
+    return tuple(v if v is None else _checked_hook_value(hook, v, o) for v, o in zip(values, originals))
 
 
 # --- the Python entry points (``onion.autograd.backward`` / ``grad``) ---------------------------
 
 def _tuple(x):
+    """One tensor or an iterable of them as a tuple (a non-iterable raises Python's TypeError, as in PyTorch)."""
     if x is None:
         return None
-    return tuple(x) if isinstance(x, (tuple, list)) else (x,)
+    return (x,) if isinstance(x, Tensor) else tuple(x)
+
+
+def _checked_outputs(outputs) -> tuple:
+    outputs = _tuple(outputs)
+    for o in outputs:
+        if not isinstance(o, Tensor):
+            raise AssertionError(f"Expected output to be a onion.Tensor, but got {type(o).__name__}")
+    return outputs
+
+
+def _checked_inputs(inputs):
+    inputs = _tuple(inputs)
+    for t in inputs or ():
+        if not isinstance(t, Tensor):
+            raise RuntimeError(f"all inputs have to be Tensors or GradientEdges, but got {type(t).__name__}")
+    return inputs
+
+
+def _checked_grads(grads, outputs) -> tuple:
+    grads = _tuple(grads) if grads is not None else (None,) * len(outputs)
+    for g in grads:
+        if g is not None and not isinstance(g, Tensor):
+            raise TypeError(f"gradients can be either Tensors or None, but got {type(g).__name__}")
+    if len(grads) < len(outputs):       # extra gradients are ignored, as PyTorch's zip ignores them
+        raise RuntimeError(f"got {len(outputs)} tensors and {len(grads)} gradients")
+    return grads[:len(outputs)]
 
 
 def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, inputs=None):
-    tensors = _tuple(tensors)
-    grads = _tuple(grad_tensors) or (None,) * len(tensors)
+    tensors = _checked_outputs(tensors)
+    grads = _checked_grads(grad_tensors, tensors)
     if retain_graph is None:
         retain_graph = create_graph
-    inputs = _tuple(inputs)
+    inputs = _checked_inputs(inputs)
     if inputs is not None and len(inputs) == 0:
         raise RuntimeError("'inputs' argument to backward() cannot be empty.")
     run_backward(tensors, grads, retain_graph, create_graph, inputs=inputs, accumulate=True)
@@ -268,9 +333,9 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
 
 def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False, only_inputs=True,
          allow_unused=None, is_grads_batched=False, materialize_grads=False):
-    outputs = _tuple(outputs)
-    inputs = _tuple(inputs)
-    grads = _tuple(grad_outputs) or (None,) * len(outputs)
+    outputs = _checked_outputs(outputs)
+    inputs = _checked_inputs(inputs)
+    grads = _checked_grads(grad_outputs, outputs)
     if retain_graph is None:
         retain_graph = create_graph
     if allow_unused is None:

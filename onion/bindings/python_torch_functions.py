@@ -20,8 +20,29 @@ from ..core.promotion import WRAPPED, result_type_of, scalar_dtype
 from ..core.tensor import Tensor
 
 
+_PY_DTYPES = ((float, _dt.float64), (int, _dt.int64), (bool, _dt.bool), (complex, _dt.complex128))
+
+
+def dtype_arg(dtype, fname: str):
+    """A ``dtype=`` argument as an onion dtype (Python's number types name their PyTorch dtypes)."""
+    if dtype is None or isinstance(dtype, _dt.dtype):
+        return dtype
+    for tp, dt in _PY_DTYPES:
+        if dtype is tp:
+            return dt
+    raise TypeError(f"{fname}(): argument 'dtype' must be onion.dtype, not {type(dtype).__name__}")
+
+
 def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=False):
     """A new tensor copying ``data`` (nested lists, scalars, NumPy arrays or tensors)."""
+    return _copy_data(data, dtype, device, requires_grad, "tensor")
+
+
+def _copy_data(data, dtype, device, requires_grad, fname):
+    """``tensor()``'s work; ``fname`` names the public function in argument errors."""
+    dtype = dtype_arg(dtype, fname)
+    if type(requires_grad) is not bool:
+        raise TypeError(f"{fname}(): argument 'requires_grad' must be bool, not {type(requires_grad).__name__}")
     dev = canonical(device)
     if isinstance(data, Tensor):
         src = data.detach() if hasattr(data, "detach") else data
@@ -31,7 +52,13 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
             dt = dtype or _dt.from_numpy_dtype(data.dtype)
             arr = np.array(data, dtype=dt.np, copy=True, order="K")
         else:
-            dt = dtype or infer_dtype(data)
+            if isinstance(data, (str, bytes)):
+                raise TypeError(f"new(): invalid data type '{type(data).__name__}'")
+            if dtype is None:
+                dt = infer_dtype(data)
+            else:
+                dt = dtype
+                _check_elements(data, dt)
             arr = _to_array(data, dt)
         if arr.size == 0:
             arr = np.empty(arr.shape, arr.dtype)
@@ -41,6 +68,42 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
     if requires_grad:
         out.requires_grad_(True)
     return out
+
+
+def _check_elements(data, dt) -> None:
+    """Each element of nested data must convert to ``dt`` as PyTorch's ``store_scalar`` converts it:
+    no None, objects or strings, no complex into a real type (NumPy would quietly write NaN or drop the
+    imaginary part).  Only needed when ``dtype=`` is given; inference refuses these by itself."""
+    integral = dt.category <= 1
+    stack = [data]
+    while stack:
+        x = stack.pop()
+        if isinstance(x, (list, tuple)):
+            stack.extend(x)
+        elif isinstance(x, (Tensor, np.ndarray)):
+            continue
+        elif isinstance(x, str):
+            raise ValueError(f"too many dimensions '{type(x).__name__}'")
+        elif not isinstance(x, numbers.Number) and not isinstance(x, np.bool_) or \
+                (isinstance(x, complex) and not dt.is_complex and dt is not _dt.bool):
+            if integral:
+                raise TypeError(f"'{type(x).__name__}' object cannot be interpreted as an integer")
+            raise TypeError(f"must be real number, not {type(x).__name__}")
+
+
+def _check_integral_range(a, dt) -> None:
+    """Values bound for an integer dtype must fit it (c10's checked conversion; unsigned types also take
+    negatives down to -max, which wrap); NaN and infinities never fit."""
+    if a.size == 0 or a.dtype.kind not in "fiu":
+        return
+    info = np.iinfo(dt.np)
+    lo = info.min if dt.is_signed else -int(info.max)
+    if a.dtype.kind == "f":
+        ok = np.isfinite(a).all() and a.min() >= lo and a.max() <= info.max
+    else:
+        ok = int(a.min()) >= lo and int(a.max()) <= info.max
+    if not ok:
+        raise RuntimeError(f"value cannot be converted to type {dt.name} without overflow")
 
 
 def _to_array(data, dt):
@@ -60,10 +123,19 @@ def _to_array(data, dt):
         if dt.category == 1:
             a = np.array(data)
             if a.dtype.kind == "c":
-                raise TypeError
-            return a.astype(np.float64).astype(dt.np) if a.dtype.kind == "f" else a.astype(dt.np)
+                raise TypeError("'complex' object cannot be interpreted as an integer")
+            if a.dtype.kind == "O":     # Python ints beyond 64 bits
+                raise ValueError("Overflow when unpacking long long: a Python int does not fit in 64 bits")
+            _check_integral_range(a, dt)
+            if a.dtype.kind == "f":
+                return np.trunc(a).astype(np.int64).astype(dt.np)
+            return a.astype(dt.np)      # in range, or a negative wrapping into an unsigned type as in C
         return np.array(data, dtype=bool)
+    except OverflowError:
+        raise ValueError("Overflow when unpacking long long: a Python int does not fit in 64 bits") from None
     except ValueError as e:
+        if str(e).startswith("Overflow"):
+            raise
         raise ValueError(f"expected sequence of equal-length lists: {e}") from None
 
 
@@ -72,15 +144,24 @@ def from_numpy(array) -> Tensor:
     if not isinstance(array, np.ndarray):
         raise TypeError(f"expected np.ndarray (got {type(array).__name__})")
     dt = _dt.from_numpy_dtype(array.dtype)
+    # a tensor's strides count elements and are never negative: refuse here, not at a later view
+    if any(s < 0 for s in array.strides):
+        raise ValueError("At least one stride in the given numpy array is negative, and tensors with negative "
+                         "strides are not currently supported. (You can probably work around this by making a "
+                         "copy of your array with array.copy().)")
+    if any(s % array.itemsize for s in array.strides):
+        raise ValueError("given numpy array strides not a multiple of the element byte size. Copy the numpy "
+                         "array to reallocate the memory.")
     return wrap(array, dt, CPU)
 
 
 def as_tensor(data, dtype=None, device=None) -> Tensor:
+    dtype = dtype_arg(dtype, "as_tensor")
     if isinstance(data, Tensor):
         return data.to(dtype=dtype, device=device) if (dtype or device) else data
     if isinstance(data, np.ndarray) and dtype is None and canonical(device) == CPU:
         return from_numpy(data)
-    return tensor(data, dtype=dtype, device=device)
+    return _copy_data(data, dtype, device, False, "as_tensor")
 
 
 
@@ -88,8 +169,10 @@ def is_tensor(obj) -> bool:
     return isinstance(obj, Tensor)
 
 
-def numel(t) -> int:
-    return t.numel()
+def numel(input) -> int:
+    if not isinstance(input, Tensor):
+        raise TypeError(f"numel(): argument 'input' (position 1) must be Tensor, not {type(input).__name__}")
+    return input.numel()
 
 
 def result_type(tensor1, tensor2):

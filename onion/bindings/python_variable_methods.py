@@ -8,7 +8,10 @@ from __future__ import annotations
 
 import numbers
 
+import numpy as np
+
 from ..aten.at import at
+from ..aten.native.factories import checked_scalar
 from ..aten.tensor_new import scalar_to_tensor
 from ..autograd.engine import backward as _autograd_backward, run_backward as _run_backward
 from ..autograd.graph import _RemovableHandle, detach
@@ -16,7 +19,8 @@ from ..autograd.history import retain_grad
 from ..core import dtype as _dt
 from ..core.device import canonical, device as _device
 from ..core.tensor import Tensor
-from .python_torch_functions import tensor
+from ..core.promotion import scalar_dtype
+from .python_torch_functions import dtype_arg, from_numpy, tensor
 from .tensor_str import format_tensor
 
 
@@ -114,11 +118,32 @@ def _as_int(v) -> int:
     raise TypeError(f"slice indices must be integers or None or have an __index__ method, got {type(v).__name__}")
 
 
+def _type_str(impl) -> str:
+    """``Tensor.type()``'s name for a tensor (``torch.FloatTensor``, ``torch.meta.FloatTensor``), as
+    PyTorch's indexing errors print it."""
+    dev = impl.device.type
+    return f"torch.{'' if dev == 'cpu' else dev + '.'}{impl.dtype.scalar_type_name}Tensor"
+
+
+def _qualified_type_name(value) -> str:
+    tp = type(value)
+    return tp.__name__ if tp.__module__ == "builtins" else f"{tp.__module__}.{tp.__qualname__}"
+
+
+_INT64_LIMIT = 2 ** 63
+
+
 def _setitem(self, key, value):
-    target = _index(self, key)
+    # a value is a tensor or one number (checked against the dtype before anything is written, as
+    # c10's checked conversion does): no lists, arrays or None, which PyTorch refuses too
     if not isinstance(value, Tensor):
-        value = scalar_to_tensor(value, self._impl.device) if isinstance(value, (numbers.Number, bool)) \
-            else tensor(value, dtype=self._impl.dtype, device=self._impl.device)
+        if not isinstance(value, numbers.Number):
+            raise TypeError(f"can't assign a {_qualified_type_name(value)} to a {_type_str(self._impl)}")
+        if type(value) is int and not -_INT64_LIMIT <= value < _INT64_LIMIT:   # read as a C long long there
+            raise ValueError("Overflow when unpacking long long")
+        checked_scalar(value, self._impl.dtype)
+        value = scalar_to_tensor(value.item() if isinstance(value, np.generic) else value, self._impl.device)
+    target = _index(self, key)
     at.copy_(target, value, False)
     if target._impl._vc is not self._impl._vc:
         self._impl.bump_version()
@@ -130,37 +155,68 @@ def _conv(dtype):
     return method
 
 
-_PY_TYPES = {float: _dt.float64, int: _dt.int64, bool: _dt.bool, complex: _dt.complex128}
+_PY_TYPES = (float, int, bool, complex)     # a Python number type names its dtype (see dtype_arg)
+
+_TO_SIGNATURES = ("to() received an invalid combination of arguments - got ({got}), but expected one of:\n"
+                  " * (onion.device device = None, onion.dtype dtype = None, bool non_blocking = False, "
+                  "bool copy = False, *, onion.memory_format memory_format = None)\n"
+                  " * (onion.dtype dtype, bool non_blocking = False, bool copy = False, *, "
+                  "onion.memory_format memory_format = None)\n"
+                  " * (Tensor tensor, bool non_blocking = False, bool copy = False, *, "
+                  "onion.memory_format memory_format = None)\n")
+
+
+def _is_dtype(a) -> bool:
+    return isinstance(a, _dt.dtype) or any(a is tp for tp in _PY_TYPES)
+
+
+def _is_device(a) -> bool:
+    return isinstance(a, (str, _device)) or (isinstance(a, numbers.Integral) and not isinstance(a, (bool, np.bool_)))
 
 
 def _to(self, *args, dtype=None, device=None, non_blocking=False, copy=False, memory_format=None):
-    """``Tensor.to(device)``, ``.to(dtype)``, ``.to(device, dtype)``, ``.to(other)`` and keywords."""
-    for a in args:
-        if isinstance(a, Tensor):
-            dtype, device = a._impl.dtype, a._impl.device
-        elif isinstance(a, _dt.dtype):
-            dtype = a
-        elif a in _PY_TYPES:
-            dtype = _PY_TYPES[a]
-        elif isinstance(a, (str, _device)) or (isinstance(a, numbers.Integral) and not isinstance(a, bool)):
-            device = a if not isinstance(a, numbers.Integral) else _device("cuda", a)
-        elif isinstance(a, bool):
-            non_blocking = a
-        elif a is None:
-            continue
+    """``Tensor.to`` with PyTorch's three signatures: ``(device, dtype, non_blocking, copy)``,
+    ``(dtype, non_blocking, copy)`` and ``(tensor, non_blocking, copy)``.  A Python number where the
+    tensor goes stands for its wrapped tensor (``to(1.5)`` is float64, ``to(True)`` bool), as there."""
+    if args:
+        first = args[0]
+        if isinstance(first, Tensor):
+            dtype, device, flags = first._impl.dtype, first._impl.device, args[1:]
+        elif first is not None and _is_dtype(first):
+            dtype, flags = first, args[1:]
+        elif first is None or _is_device(first):
+            device = _device("cuda", int(first)) if isinstance(first, numbers.Integral) else first
+            rest = args[1:]
+            if rest and (rest[0] is None or _is_dtype(rest[0])):
+                dtype, rest = rest[0], rest[1:]
+            flags = rest
+        elif isinstance(first, (numbers.Number, np.generic)):
+            dtype, flags = scalar_dtype(first.item() if isinstance(first, np.generic) else first), args[1:]
         else:
-            raise TypeError(f"to() received an invalid combination of arguments - got ({type(a).__name__})")
-    dtype = _PY_TYPES.get(dtype, dtype)
-    if dtype is not None and not isinstance(dtype, _dt.dtype):
-        raise TypeError(f"to(): argument 'dtype' must be onion.dtype, not {type(dtype).__name__}")
+            flags = None
+        if flags is None or len(flags) > 2 or not all(type(f) is bool for f in flags):
+            raise TypeError(_TO_SIGNATURES.format(got=", ".join(_arg_type_name(a) for a in args)))
+        if flags:
+            non_blocking = flags[0]
+            if len(flags) > 1:
+                copy = flags[1]
+    dtype = dtype_arg(dtype, "to")
     if not isinstance(non_blocking, bool) or not isinstance(copy, bool):
         raise TypeError("to(): arguments 'non_blocking' and 'copy' must be bool")
     return at.to_dtype_layout(self, dtype, None, None if device is None else canonical(device), None,
                               non_blocking, copy, memory_format)
 
 
+def _arg_type_name(a) -> str:
+    if isinstance(a, _dt.dtype):
+        return "onion.dtype"
+    if isinstance(a, _device):
+        return "onion.device"
+    return type(a).__name__
+
+
 def _backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
-    if inputs is None:      # the common call, straight to the engine
+    if inputs is None and (gradient is None or type(gradient) is Tensor):   # the common call, to the engine
         _run_backward((self,), (gradient,), create_graph if retain_graph is None else retain_graph, create_graph)
         return
     _autograd_backward(self, gradient, retain_graph, create_graph, inputs=inputs)
@@ -189,7 +245,7 @@ def _detach(self):
 
 def _detach_(self):
     impl = self._impl
-    if impl._base is not None and impl.grad_fn is not None:
+    if impl._base is not None:      # any view, as in PyTorch: its base would keep the history
         raise RuntimeError("Can't detach views in-place. Use detach() instead.")
     impl.grad_fn = None
     impl.requires_grad = False
@@ -238,6 +294,71 @@ def _T(self):
     return at.permute(self, _REVERSED_DIMS[n] if n < 65 else tuple(range(n - 1, -1, -1)))
 
 
+# --- the reflected operators: ``number - t`` and friends ---------------------------------------------
+# Python calls these only when the left operand gave up; like PyTorch's, they answer NotImplemented for
+# what they cannot take (so Python raises its own "unsupported operand type(s)" error), never an
+# internal error.  NumPy scalars arrive here too (Tensor's __array_priority__ makes NumPy defer).
+
+def _number(other):
+    """``other`` as a Python number, or None when it is not one."""
+    if isinstance(other, np.generic):
+        if isinstance(other, np.bool_) or not isinstance(other, numbers.Number):
+            return bool(other) if isinstance(other, np.bool_) else None
+        return other.item()
+    return other if isinstance(other, numbers.Number) else None
+
+
+def _rsub(self, other):
+    if not isinstance(self, Tensor):
+        return NotImplemented
+    if isinstance(other, Tensor):
+        return at.sub_Tensor(other, self, 1)
+    n = _number(other)
+    return NotImplemented if n is None else at.rsub_Scalar(self, n, 1)
+
+
+def _rtruediv(self, other):
+    if not isinstance(self, Tensor):
+        return NotImplemented
+    n = _number(other)
+    if n is not None:
+        return at.div_Tensor(scalar_to_tensor(n, self._impl.device), self)
+    if isinstance(other, np.ndarray):   # NumPy divides, converting us as numpy() would (never with grad)
+        return np.true_divide(other, self)
+    return NotImplemented
+
+
+def _rpow(self, other):
+    if not isinstance(self, Tensor):
+        return NotImplemented
+    n = _number(other)
+    return NotImplemented if n is None else at.pow_Scalar(n, self)
+
+
+def _eq(self, other):
+    """``t == other``.  A NumPy array is compared as the tensor it holds, as PyTorch's ``__eq__`` does
+    (NumPy defers to a tensor, so without this Python would fall back to identity and answer False);
+    what cannot be compared is NotImplemented."""
+    if isinstance(other, np.ndarray):
+        try:
+            other = tensor(other)
+        except TypeError:               # a dtype no tensor has (strings, objects)
+            return NotImplemented
+    try:
+        return self.eq(other)
+    except TypeError:
+        if isinstance(other, (Tensor, int, float, complex, bool)):
+            raise
+        return NotImplemented
+
+
+def _array_wrap(self, array, context=None, return_scalar=False):
+    """A NumPy ufunc's result over tensors comes back as a tensor (bool results as uint8, as PyTorch does)."""
+    if array.dtype == np.bool_:
+        array = array.astype(np.uint8)
+    return from_numpy(np.ascontiguousarray(array) if any(s < 0 for s in array.strides) else array)
+
+
 EXTRA_METHODS = {
     "__repr__": _repr,
     "backward": _backward,
@@ -255,10 +376,11 @@ EXTRA_METHODS = {
     "float": _conv(_dt.float32), "double": _conv(_dt.float64), "half": _conv(_dt.float16),
     "bfloat16": _conv(_dt.bfloat16), "long": _conv(_dt.int64), "int": _conv(_dt.int32),
     "short": _conv(_dt.int16), "bool": _conv(_dt.bool), "byte": _conv(_dt.uint8), "char": _conv(_dt.int8),
-    "__rsub__": lambda self, other: at.rsub_Scalar(self, other, 1) if not isinstance(other, Tensor)
-    else at.sub_Tensor(other, self, 1),
-    "__rtruediv__": lambda self, other: at.div_Tensor(scalar_to_tensor(other, self._impl.device), self),
-    "__rpow__": lambda self, other: at.pow_Scalar(other, self),
+    "__rsub__": _rsub,
+    "__rtruediv__": _rtruediv,
+    "__rpow__": _rpow,
+    "__array_wrap__": _array_wrap,
+    "__eq__": _eq,
     "__pos__": lambda self: self,
     "T": property(_T),
     "mT": property(lambda self: at.transpose_int(self, -2, -1)),

@@ -157,9 +157,14 @@ class Tensor:
 
     @requires_grad.setter
     def requires_grad(self, value: bool) -> None:
+        if type(value) is not bool:
+            raise RuntimeError("requires_grad must be a bool")
         self.requires_grad_(value)
 
     def requires_grad_(self, requires_grad: bool = True) -> "Tensor":
+        if type(requires_grad) is not bool:
+            raise TypeError("requires_grad_(): argument 'requires_grad' (position 1) must be bool, not "
+                            f"{type(requires_grad).__name__}")
         impl = self._impl
         if requires_grad and not (impl.dtype.is_floating_point or impl.dtype.is_complex):
             raise RuntimeError("only Tensors of floating point dtype can require gradients")
@@ -184,7 +189,10 @@ class Tensor:
 
     @grad.setter
     def grad(self, value) -> None:
-        self._impl.grad = value
+        impl = self._impl
+        if value is not None:
+            _check_assigned_grad(impl, value)
+        impl.grad = value
 
     # --- conversion ------------------------------------------------------------
     def numpy(self, *, force: bool = False):
@@ -199,8 +207,12 @@ class Tensor:
                                "Use tensor.detach().numpy() instead.")
         return impl._array
 
+    # NumPy defers its binary operators to a Tensor operand (``np.float64(2) * t`` runs ``Tensor.__rmul__``,
+    # keeping autograd), and converts a tensor only as ``numpy()`` would: never one that requires grad.
+    __array_priority__ = 1000
+
     def __array__(self, dtype=None, copy=None):
-        a = self.numpy(force=True)
+        a = self.numpy()
         return a if dtype is None else a.astype(dtype, copy=False)
 
     def _host_array(self):
@@ -213,9 +225,11 @@ class Tensor:
 
     def item(self):
         impl = self._impl
+        if impl.device.type == "meta":
+            raise RuntimeError("Tensor.item() cannot be called on meta tensors")
         if impl._array.size != 1:
             raise RuntimeError(f"a Tensor with {impl._array.size} elements cannot be converted to Scalar")
-        v = self._host_array().reshape(()).item() if impl.device.type != "meta" else self._host_array()
+        v = self._host_array().reshape(()).item()
         cat = impl.dtype.category
         return bool(v) if cat == 0 else int(v) if cat == 1 else float(v) if cat == 2 else complex(v)
 
@@ -247,14 +261,29 @@ class Tensor:
             raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous")
         return bool(self.item())
 
+    def _python_scalar(self, kind: str):
+        """The one element as a Python number for ``float()`` / ``int()`` / ``complex()``; a complex value
+        converts to a real one only without an imaginary part, as c10's checked conversion allows."""
+        if self._impl._array.size != 1:
+            raise ValueError("only one element tensors can be converted to Python scalars")
+        v = self.item()
+        if kind == "complex":
+            return complex(v)
+        if type(v) is complex:
+            if v.imag != 0:
+                raise RuntimeError("value cannot be converted to type "
+                                   f"{'double' if kind == 'float' else 'int64_t'} without overflow")
+            v = v.real
+        return float(v) if kind == "float" else int(v)
+
     def __float__(self):
-        return float(self.item()) if not self._impl.dtype.is_complex else complex(self.item()).__float__()
+        return self._python_scalar("float")
 
     def __int__(self):
-        return int(self.item())
+        return self._python_scalar("int")
 
     def __complex__(self):
-        return complex(self.item())
+        return self._python_scalar("complex")
 
     def __index__(self):
         if self._impl.dtype.category != 1 or self._impl._array.size != 1:
@@ -268,6 +297,32 @@ class Tensor:
 
     def __reduce_ex__(self, proto):
         raise TypeError("pickling onion tensors is not supported yet")
+
+
+def _check_assigned_grad(impl, value) -> None:
+    """What ``x.grad = value`` refuses (PyTorch's THPVariable_set_grad): a later ``backward`` would
+    accumulate into it, so it must be a tensor of the leaf's own dtype, device and size."""
+    if not isinstance(value, Tensor):
+        raise TypeError(f"assigned grad expected to be a Tensor or None but got grad of type {type(value).__name__}")
+    if value._impl is impl:
+        raise RuntimeError("can't assign Variable as its own grad")
+    g = value._impl
+    if g.dtype is not impl.dtype:
+        raise RuntimeError(f"attempting to assign a gradient with dtype '{g.dtype.cpp_type_name}' to a tensor with "
+                           f"grad_dtype '{impl.dtype.scalar_type_name}'. The gradient must match the tensor's "
+                           "grad_dtype (defaults to the tensor's dtype).")
+    if g.device.type != impl.device.type:
+        raise RuntimeError(f"attempting to assign a gradient with device type '{g.device.type}' to a tensor with "
+                           f"device type '{impl.device.type}'. Please ensure that the gradient and the tensor "
+                           "are on the same device")
+    if g.device != impl.device:
+        raise RuntimeError("attempting to assign a gradient located on device with index "
+                           f"'{g.device.index}' to a tensor located on device with index '{impl.device.index}'. "
+                           "Please ensure that the gradient and the tensor are on the same device")
+    if g._array.shape != impl._array.shape:
+        raise RuntimeError(f"attempting to assign a gradient of size '{list(g._array.shape)}' to a tensor of size "
+                           f"'{list(impl._array.shape)}'. Please ensure that the gradient and the tensor are the "
+                           "same size")
 
 
 def make_tensor(impl: TensorImpl, cls=Tensor) -> Tensor:

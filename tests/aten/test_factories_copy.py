@@ -446,10 +446,8 @@ def test_to_bad_args():
         same_exc_type(ro[1], rt[1])
 
 
-@pytest.mark.xfail(strict=True, reason="python_variable_methods._to takes positional arguments in any order and "
-                   "lets a later dtype replace an earlier one; torch's overloads (device, dtype) / (dtype) / (other) "
-                   "reject to(float32, int32) with TypeError")
 def test_to_two_dtypes_rejected():
+    """torch's overloads (device, dtype) / (dtype) / (other) reject to(float32, int32) with TypeError."""
     ro = outcome(lambda: onion.zeros(3).to(onion.float32, onion.int32))
     rt = outcome(lambda: torch.zeros(3).to(torch.float32, torch.int32))
     assert ro[0] == rt[0] == "err"

@@ -9,8 +9,9 @@ from ...backends import backend_for
 from ...core import dtype as _dt
 from ...core.device import CPU as _CPU, canonical
 from ...core.promotion import default_dtype_for_scalar
+from ...core.tensor import Tensor
 from .. import iterator as _it
-from ..tensor_new import empty_tensor, wrap_cpu
+from ..tensor_new import MAX_DIMS, allocation_error, check_storage_size, empty_tensor, too_many_dims, wrap_cpu
 from .views import make_view
 from .copy import _like_strides
 
@@ -35,13 +36,19 @@ def empty_memory_format(size, dtype=None, layout=None, device=None, pin_memory=N
 
 def empty_strided(size, stride, dtype=None, layout=None, device=None, pin_memory=None):
     size = _check_size(size)
+    stride = tuple(stride)
+    if len(size) != len(stride):
+        raise RuntimeError(f"dimensionality of sizes ({len(size)}) must match dimensionality of strides "
+                           f"({len(stride)})")
     dt = dtype or _dt.get_default_dtype()
     dev = canonical(device)
-    b = backend_for(dev)
+    if dev.type != "meta" or all(st >= 0 for st in stride):
+        check_storage_size(size, dt.itemsize, stride)      # also a negative stride, reaching before the storage
+    if len(size) > MAX_DIMS:
+        raise too_many_dims(len(size))
     n = 1 + sum((s - 1) * st for s, st in zip(size, stride)) if all(size) else 0
-    base = empty_tensor((n,), dt, dev)
-    del b
-    return make_view(base, size, tuple(stride), 0)
+    base = empty_tensor((max(n, 0),), dt, dev)
+    return make_view(base, size, stride, 0)
 
 
 def checked_scalar(value, dt):
@@ -94,14 +101,23 @@ def _fill(t, value):
 def zeros(size, dtype=None, layout=None, device=None, pin_memory=None):
     if device is None or device is _CPU:
         dt = dtype or _dt.get_default_dtype()
-        return wrap_cpu(np.zeros(_check_size(size), dt.np), dt)
+        size = _check_size(size)
+        try:
+            a = np.zeros(size, dt.np)
+        except (ValueError, MemoryError) as e:
+            raise allocation_error(size, dt.itemsize, e) from None
+        return wrap_cpu(a, dt)
     return _fill(empty_memory_format(size, dtype, layout, device), 0)
 
 
 def ones(size, dtype=None, layout=None, device=None, pin_memory=None):
     if device is None or device is _CPU:
         dt = dtype or _dt.get_default_dtype()
-        a = np.empty(_check_size(size), dt.np)
+        size = _check_size(size)
+        try:
+            a = np.empty(size, dt.np)
+        except (ValueError, MemoryError) as e:
+            raise allocation_error(size, dt.itemsize, e) from None
         a.fill(1)       # one in every dtype; cheaper than np.ones
         return wrap_cpu(a, dt)
     return _fill(empty_memory_format(size, dtype, layout, device), 1)
@@ -175,9 +191,13 @@ def _arange_values(start, end, step, dt):
     else:
         n = math.ceil((end - start) / step)
     n = max(int(n), 0)
-    if integral:
-        return int(xs) + np.arange(n, dtype=np.int64) * int(xst)
-    return start + np.arange(n, dtype=np.float64) * step
+    check_storage_size((n,), max(dt.itemsize, 8))   # the values are computed in 64 bits first
+    try:
+        if integral:
+            return int(xs) + np.arange(n, dtype=np.int64) * int(xst)
+        return start + np.arange(n, dtype=np.float64) * step
+    except MemoryError as e:
+        raise allocation_error((n,), 8, e) from None
 
 
 def _arange_dtype(start, end, step):
@@ -238,6 +258,7 @@ def _linspace_values(start, end, steps, dt):
         if dt.category == 1:
             start = float(np.array(int(start), dtype=np.int64).astype(dt.np))
             end = float(np.array(int(end), dtype=np.int64).astype(dt.np))
+    check_storage_size((steps,), max(dt.itemsize, 8))
     if steps == 0:
         return np.empty(0, compute)
     if steps == 1:
@@ -245,10 +266,12 @@ def _linspace_values(start, end, steps, dt):
     step = (end - start) / (steps - 1)
     if dt.category == 2 and dt.itemsize < 8:
         step = float(dt.np.type(step))   # the step is held in the dtype (float, Half, BFloat16)
-    i = np.arange(steps, dtype=np.float64)
-    half = steps // 2
-    vals = np.where(i < half, start + step * i, end - step * (steps - i - 1)).astype(compute)
-    return vals
+    try:
+        i = np.arange(steps, dtype=np.float64)
+        half = steps // 2
+        return np.where(i < half, start + step * i, end - step * (steps - i - 1)).astype(compute)
+    except MemoryError as e:
+        raise allocation_error((steps,), 8, e) from None
 
 
 def linspace(start, end, steps, dtype=None, layout=None, device=None, pin_memory=None):
@@ -261,6 +284,25 @@ def linspace(start, end, steps, dtype=None, layout=None, device=None, pin_memory
         _it.xp_copy(out._impl._array, arr if out._impl.device.type == "cpu" else
                     backend_for(out._impl.device).from_numpy(arr, out._impl.device))
     return out
+
+
+def linspace_tensor_bounds(start, end, steps, dtype=None, layout=None, device=None, pin_memory=None):
+    """``linspace`` with tensor bounds (the ``Tensor_Tensor``, ``Tensor_Scalar`` and ``Scalar_Tensor``
+    overloads): each tensor bound must be 0-dimensional, and stands for its value."""
+    bounds = (("start", start), ("end", end))
+    bad = [f"{name} with {b._impl._array.ndim} dimension(s)" for name, b in bounds
+           if isinstance(b, Tensor) and b._impl._array.ndim != 0]
+    if bad:
+        raise RuntimeError("linspace only supports 0-dimensional start and end tensors, but got "
+                           f"{' and '.join(bad)}.")
+    dev = device
+    vals = []
+    for _, b in bounds:
+        if isinstance(b, Tensor):
+            dev = b._impl.device if dev is None else dev
+            b = 0 if b._impl.device.type == "meta" else b.item()    # a meta bound has no value; none is needed
+        vals.append(b)
+    return linspace(vals[0], vals[1], steps, dtype, layout, dev, pin_memory)
 
 
 def linspace_out(start, end, steps, out):

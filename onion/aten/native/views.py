@@ -25,6 +25,7 @@ from ...core.tensor_impl import TensorImpl, element_strides
 from .. import view_geometry as g
 from .copy import clone
 from ..at import at
+from ..tensor_new import view_error
 
 _new = object.__new__
 _ndarray = np.ndarray
@@ -106,7 +107,10 @@ def make_view(self, sizes, strides, offset):
         # array cannot tell) are kept on the impl only
         arr = backend_for(device).view(storage, sizes, strides, 0, dt.np)
     elif device is _CPU:
-        arr = _ndarray(sizes, dt.np, storage.data, offset * dt.itemsize, _byte_strides(strides, dt.itemsize))
+        try:
+            arr = _ndarray(sizes, dt.np, storage.data, offset * dt.itemsize, _byte_strides(strides, dt.itemsize))
+        except ValueError as e:     # over 64 dims, or an expanded size NumPy cannot index
+            raise view_error(sizes, e) from None
     else:
         arr = backend_for(device).view(storage, sizes, strides, offset, dt.np)
     t = _share(impl, arr, offset - impl._offset)
