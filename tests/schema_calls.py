@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 # base operator name -> the shape of its tensors, where 2x2 does not fit
 SHAPES = {"bmm": (1, 2, 2)}
 # operators whose tensors other than the first must be 0-dim (they take a scalar tensor)
-SCALAR_TENSOR_ARGS = {"fill_": ("value",)}
+SCALAR_TENSOR_ARGS = {"fill_": ("value",), "linspace": ("start", "end")}
 # arguments whose value is not decided by type alone
 VALUES = {("to", "dtype"): "float32", ("clamp", "min"): 0.25, ("div", "rounding_mode"): "floor"}
 
