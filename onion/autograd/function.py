@@ -153,9 +153,13 @@ class Function(metaclass=FunctionMeta):
             elif impl.requires_grad and impl.grad_fn is None:
                 impl.requires_grad = False
             results.append(o)
-        to_save = getattr(node, "_to_save", ())
+        to_save = node.__dict__.pop("_to_save", ())
         out_ids = {id(r._impl): k for k, r in enumerate(results) if isinstance(r, Tensor)}
         node._saved = tuple(None if t is None else SavedVariable(t, id(t._impl) in out_ids) for t in to_save)
+        # what forward handed to ctx may be this node's own outputs: kept, they would make a cycle
+        # (output -> grad_fn -> ctx -> output) that only the cyclic collector frees, as PyTorch clears them too
+        node.__dict__.pop("_dirty", None)
+        node.__dict__.pop("_non_differentiable", None)
         return results[0] if single else tuple(results)
 
 
