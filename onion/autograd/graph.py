@@ -12,6 +12,7 @@ import weakref
 
 from numpy import add as _np_add
 
+from ..core.creation_meta import check_view_unchanged
 from ..core.geometry import contiguous_strides
 from ..core.tls import tls
 from ..core.tensor import make_tensor
@@ -239,6 +240,10 @@ def gradient_edge(t):
     if fn is not None:
         return (fn, impl.output_nr)
     if impl.requires_grad:
+        if impl._creation_meta and impl._base is not None and impl._base.requires_grad:
+            # a view made without grad mode: requires grad through its base, but no gradient reaches it
+            check_view_unchanged(impl)
+            return (None, 0)
         return (grad_accumulator(t), 0)
     return (None, 0)
 

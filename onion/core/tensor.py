@@ -7,6 +7,7 @@ attached by the generated code, per the ``variants`` of each operator.
 from __future__ import annotations
 
 from . import dtype as _dt
+from .creation_meta import check_view_unchanged
 from .geometry import wrap_dim
 from .tensor_impl import TensorImpl
 
@@ -172,11 +173,15 @@ class Tensor:
 
     @property
     def grad_fn(self):
-        return self._impl.grad_fn
+        impl = self._impl
+        fn = impl.grad_fn
+        if fn is None and impl._creation_meta:
+            check_view_unchanged(impl)      # a no_grad / inference-mode view whose base changed: PyTorch raises
+        return fn
 
     @property
     def is_leaf(self) -> bool:
-        return self._impl.grad_fn is None
+        return self.grad_fn is None
 
     @property
     def grad(self):
