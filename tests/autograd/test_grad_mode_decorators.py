@@ -249,3 +249,83 @@ def _set_grad_enabled_as_decorator_does_not_leak(m):
 def test_set_grad_enabled_used_as_decorator():
     o, t = both(_set_grad_enabled_as_decorator_does_not_leak)
     assert o == t
+
+
+def _recursive(m):
+    """Decorated functions calling each other: each restores its caller's mode (PyTorch's recursive test)."""
+    seen = []
+
+    @m.enable_grad()
+    def on(depth):
+        seen.append(("on", state(m)))
+        if depth:
+            off(depth - 1)
+            seen.append(("on again", state(m)))
+
+    @m.no_grad()
+    def off(depth):
+        seen.append(("off", state(m)))
+        if depth:
+            on(depth - 1)
+            seen.append(("off again", state(m)))
+
+    for outside in OUTSIDE.values():
+        with outside(m):
+            on(5)
+            seen.append(("caller", state(m)))
+    return seen
+
+
+def test_decorated_functions_calling_each_other():
+    o, t = both(_recursive)
+    assert o == t
+
+
+def _generator_raises_while_handling(m, deco):
+    """A generator that answers a thrown exception with another one, and one that sees GeneratorExit."""
+    decorate = DECORATORS[deco](m)
+    seen = []
+
+    class Unrecoverable(Exception):
+        pass
+
+    class Secondary(Exception):
+        pass
+
+    @decorate
+    def critical():
+        while True:
+            try:
+                yield state(m)
+            except Unrecoverable:
+                seen.append(("handling", state(m)))
+                raise Secondary from None
+
+    @decorate
+    def sees_exit():
+        while True:
+            try:
+                yield state(m)
+            except GeneratorExit:
+                seen.append(("exit", state(m)))
+                raise
+
+    for outside in OUTSIDE.values():
+        with outside(m):
+            g = critical()
+            seen.append(next(g))
+            with pytest.raises(Secondary):
+                g.throw(Unrecoverable)
+            seen.append(("after", state(m)))
+            g = sees_exit()
+            seen.append(next(g))
+            del g                                   # closing by garbage: the generator still sees its mode
+            seen.append(("after close", state(m)))
+    return seen
+
+
+@pytest.mark.parametrize("deco", ["no_grad()", "enable_grad()", "inference_mode()"])
+def test_decorated_generator_exceptions_inside_handlers(deco):
+    o, t = both(_generator_raises_while_handling, deco)
+    assert o == t
+    assert ("exit", o[0]) in o
