@@ -6,6 +6,7 @@ requires grad) makes a ``ClsBackward`` node whose ``apply`` calls the user's
 """
 from __future__ import annotations
 
+from ..core.creation_meta import CreationMeta
 from ..core.tensor import Tensor
 from ..core.tls import tls
 from .graph import Node, SavedVariable, detach, gradient_edge, meta
@@ -149,6 +150,9 @@ class Function(metaclass=FunctionMeta):
                 if differentiable:
                     set_history(o, node, i)
             elif differentiable:
+                if impl._base is not None:
+                    # a view made in forward: modifying it in place later would bypass the custom backward
+                    impl._creation_meta = CreationMeta.IN_CUSTOM_FUNCTION
                 set_history(o, node, i)
             elif impl.requires_grad and impl.grad_fn is None:
                 impl.requires_grad = False

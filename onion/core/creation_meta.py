@@ -15,7 +15,7 @@ from .tls import tls
 
 
 class CreationMeta(IntEnum):
-    """PyTorch's values, in its order; onion sets DEFAULT, NO_GRAD_MODE and INFERENCE_MODE."""
+    """PyTorch's values, in its order; onion sets all but MULTI_OUTPUT_NODE."""
 
     DEFAULT = 0
     IN_CUSTOM_FUNCTION = 1
@@ -56,6 +56,12 @@ def view_rebase_error(meta: int, indirect: bool, grad_fn_name: str | None = None
     of the view's own node when it is a view of such a view.
     """
     modified = "its base or another view of its base has been" if indirect else "is being"
+    if meta == CreationMeta.IN_CUSTOM_FUNCTION and grad_fn_name is not None:
+        return (f"Output {output_nr} of {grad_fn_name} is a view and {modified} modified inplace. This view was "
+                f"created inside a custom Function (or because an input was returned as-is) and the autograd logic "
+                f"to handle view+inplace would override the custom backward associated with the custom Function, "
+                f"leading to incorrect gradients. This behavior is forbidden. You can fix this by cloning the output "
+                f"of the custom Function.")
     if grad_fn_name is None:
         prefix = "A view was created in"
     else:

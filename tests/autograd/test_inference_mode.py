@@ -435,3 +435,43 @@ def _is_inference_of_a_non_tensor(m):
 
 def test_is_inference_refuses_a_non_tensor():
     assert compare(_is_inference_of_a_non_tensor)[0][1] == "TypeError"
+
+
+# ------------------------------------------------------------------ views returned by a custom Function
+def _custom_function_view(m, where):
+    class FirstTwo(m.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x[:2]                # a view made inside forward
+
+        @staticmethod
+        def backward(ctx, g):
+            grad = m.zeros(3)
+            grad[:2].copy_(g)
+            return grad
+
+    x = m.ones(3, requires_grad=True)
+    a = x.clone()
+    o = FirstTwo.apply(a)
+    record = [facts(o), type(o.grad_fn).__name__]
+    if where == "direct":
+        attempt(record, lambda: o.mul_(2))
+    elif where == "indirect":
+        a.mul_(2)
+        attempt(record, lambda: o.grad_fn)
+    elif where == "view of it":
+        w = o[:1]
+        attempt(record, lambda: w.mul_(2))
+    else:
+        (o * 2).sum().backward()
+        record.append(x.grad.tolist())
+    return record
+
+
+@pytest.mark.parametrize("where", ["direct", "indirect", "view of it", "backward"])
+def test_view_returned_by_a_custom_function(where):
+    record = compare(_custom_function_view, where)
+    if where != "backward":
+        assert "This view was created inside a custom Function" in record[2][2]
+    else:
+        assert record[2] == [2.0, 2.0, 0.0]
