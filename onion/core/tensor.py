@@ -168,6 +168,8 @@ class Tensor:
             raise RuntimeError(
                 "you can only change requires_grad flags of leaf variables. If you want to use a computed "
                 "variable in a subgraph that doesn't require differentiation use var_no_grad = var.detach().")
+        if not requires_grad and impl._creation_meta and impl._base is not None and impl._base.requires_grad:
+            return self     # a view made in no_grad / inference mode requires grad through its base (PyTorch)
         impl.requires_grad = bool(requires_grad)
         return self
 

@@ -475,3 +475,21 @@ def test_view_returned_by_a_custom_function(where):
         assert "This view was created inside a custom Function" in record[2][2]
     else:
         assert record[2] == [2.0, 2.0, 0.0]
+
+
+def _derived_requires_grad(m, mode):
+    """A view made in the mode requires grad through its base: clearing the flag does not change that."""
+    x = m.ones(3, requires_grad=True)
+    with (m.inference_mode() if mode == "inference" else m.no_grad()):
+        v = x[:2]
+    record = []
+    attempt(record, lambda: v.numpy())
+    attempt(record, lambda: v.requires_grad_(False))
+    record.append((v.requires_grad, v.detach().requires_grad, v.clone().requires_grad))
+    return record
+
+
+@pytest.mark.parametrize("mode", ["inference", "no_grad"])
+def test_view_made_in_the_mode_requires_grad_through_its_base(mode):
+    record = compare(_derived_requires_grad, mode)
+    assert record[2] == (True, False, True)
