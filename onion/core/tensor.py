@@ -10,6 +10,7 @@ from . import dtype as _dt
 from .creation_meta import check_view_unchanged
 from .geometry import wrap_dim
 from .tensor_impl import TensorImpl
+from .tls import tls
 
 _new = object.__new__
 
@@ -168,6 +169,8 @@ class Tensor:
             raise RuntimeError(
                 "you can only change requires_grad flags of leaf variables. If you want to use a computed "
                 "variable in a subgraph that doesn't require differentiation use var_no_grad = var.detach().")
+        if requires_grad and impl._inference and not tls.inference_mode:
+            raise RuntimeError("Setting requires_grad=True on inference tensor outside InferenceMode is not allowed.")
         if not requires_grad and impl._creation_meta and impl._base is not None and impl._base.requires_grad:
             return self     # a view made in no_grad / inference mode requires grad through its base (PyTorch)
         impl.requires_grad = bool(requires_grad)

@@ -493,3 +493,21 @@ def _derived_requires_grad(m, mode):
 def test_view_made_in_the_mode_requires_grad_through_its_base(mode):
     record = compare(_derived_requires_grad, mode)
     assert record[2] == (True, False, True)
+
+
+def _inference_tensor_flags(m):
+    with m.inference_mode():
+        c = m.ones(2, 3)
+        inside = c.clone().requires_grad_().requires_grad          # allowed inside the mode
+    record = [inside]
+    attempt(record, lambda: c.requires_grad_())
+    attempt(record, lambda: setattr(c, "requires_grad", True))
+    attempt(record, lambda: c.requires_grad_(False))
+    record.append((c.requires_grad, c.detach().is_inference(), c.clone().is_inference(), c.t().is_inference()))
+    return record
+
+
+def test_inference_tensor_cannot_start_requiring_grad_outside_the_mode():
+    record = compare(_inference_tensor_flags)
+    assert record[1][2] == "Setting requires_grad=True on inference tensor outside InferenceMode is not allowed."
+    assert record[4] == (False, True, False, True)
