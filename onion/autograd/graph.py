@@ -317,14 +317,14 @@ class SavedVariable:
             fn, nr = node, self.output_nr
         else:
             fn, nr = impl.grad_fn, impl.output_nr
-        where = f", which is output {nr} of {_short_name(fn)}," if fn is not None else ""
+        where = f", which is output {nr} of {short_node_name(fn)}," if fn is not None else ""
         return (f"one of the variables needed for gradient computation has been modified by an inplace operation: "
                 f"[{_type_desc(impl)}]{where} is at version {self.vc[0]}; expected version {self.version} "
                 f"instead. Hint: enable anomaly detection to find the operation that failed to compute its "
                 f"gradient, with torch.autograd.set_detect_anomaly(True, check_nan=False).")
 
 
-def _short_name(fn) -> str:
+def short_node_name(fn) -> str:
     """A node's name as PyTorch's saved-variable error prints it: ``MulBackward0`` -> ``Mul``."""
     return re.sub(r"Backward\d*$", "", fn.name())
 

@@ -15,7 +15,7 @@ from ..core.geometry import contiguous_strides
 from ..core.tensor import make_tensor
 from ..core.tensor_impl import TensorImpl
 from ..core.tls import tls
-from .graph import Node, _same_layout, _short_name, accumulate_grad, gradient_edge, meta
+from .graph import Node, _same_layout, accumulate_grad, gradient_edge, meta, short_node_name
 from .strided_backward import as_strided_backward
 
 
@@ -78,7 +78,7 @@ class DifferentiableViewImpl(TensorImpl):
             base = self._base
             if self._creation_meta and (fn is not None or base.requires_grad):
                 # a view of a view made in no_grad / inference mode: its history cannot be rebuilt
-                name = None if fn is None else _short_name(fn)
+                name = None if fn is None else short_node_name(fn)
                 raise RuntimeError(view_rebase_error(self._creation_meta, True, name, self.output_nr))
             if base.requires_grad:
                 fn = regenerate_view_node(base, self)

@@ -10,7 +10,7 @@ from ..core.dispatch_key import AUTOGRAD_MASK  # noqa: F401  (re-exported for ge
 from ..core.tls import tls
 from ..aten.at import at
 from .graph import NotImplementedBackward, SavedVariable, gradient_edge, meta  # noqa: F401  (re-exported)
-from .graph import _short_name as short_node_name
+from .graph import short_node_name
 from .history import rebase_history, set_history  # noqa: F401  (re-exported)
 
 edge = gradient_edge
