@@ -9,6 +9,7 @@ from __future__ import annotations
 from ..core.creation_meta import CreationMeta
 from ..core.tensor import Tensor
 from ..core.tls import tls
+from .grad_mode import no_grad
 from .graph import Node, SavedVariable, detach, gradient_edge, meta
 from .history import rebase_history, set_history
 from ..aten.at import at
@@ -146,9 +147,15 @@ class Function(metaclass=FunctionMeta):
                     else:
                         set_history(o, node, i)
             elif id(impl) in input_impls:
-                o = detach(o)            # an input returned as-is: a new alias, as in PyTorch
                 if differentiable:
+                    # an input returned as-is: a view of it, outside the graph, that this node owns (PyTorch)
+                    with no_grad():
+                        o = at.alias(o)
+                    if o._impl._base is not None:          # an inference tensor's alias is no view
+                        o._impl._creation_meta = CreationMeta.IN_CUSTOM_FUNCTION
                     set_history(o, node, i)
+                else:
+                    o = detach(o)
             elif differentiable:
                 if impl._base is not None:
                     # a view made in forward: modifying it in place later would bypass the custom backward

@@ -511,3 +511,31 @@ def test_inference_tensor_cannot_start_requiring_grad_outside_the_mode():
     record = compare(_inference_tensor_flags)
     assert record[1][2] == "Setting requires_grad=True on inference tensor outside InferenceMode is not allowed."
     assert record[4] == (False, True, False, True)
+
+
+def _custom_function_returns_its_input(m, leaf):
+    class Identity(m.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x                    # an input returned as-is
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * 3
+
+    x = m.ones(3, requires_grad=True)
+    a = x if leaf else x.clone()
+    o = Identity.apply(a)
+    record = [o is a, facts(o), type(o.grad_fn).__name__]
+    attempt(record, lambda: o.mul_(2))
+    (Identity.apply(a) * 1).sum().backward()
+    record.append(x.grad.tolist())
+    return record
+
+
+@pytest.mark.parametrize("leaf", [True, False])
+def test_input_returned_as_is_by_a_custom_function(leaf):
+    record = compare(_custom_function_returns_its_input, leaf)
+    assert record[1] == (False, True, True, False)
+    assert "This view was created inside a custom Function (or because an input was returned as-is)" in record[3][2]
+    assert record[4] == [3.0, 3.0, 3.0]
