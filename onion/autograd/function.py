@@ -6,8 +6,10 @@ requires grad) makes a ``ClsBackward`` node whose ``apply`` calls the user's
 """
 from __future__ import annotations
 
+from ..core.creation_meta import CreationMeta
 from ..core.tensor import Tensor
 from ..core.tls import tls
+from .grad_mode import no_grad
 from .graph import Node, SavedVariable, detach, gradient_edge, meta
 from .history import rebase_history, set_history
 from ..aten.at import at
@@ -145,17 +147,30 @@ class Function(metaclass=FunctionMeta):
                     else:
                         set_history(o, node, i)
             elif id(impl) in input_impls:
-                o = detach(o)            # an input returned as-is: a new alias, as in PyTorch
                 if differentiable:
+                    # an input returned as-is: a view of it, outside the graph, that this node owns (PyTorch)
+                    with no_grad():
+                        o = at.alias(o)
+                    if o._impl._base is not None:          # an inference tensor's alias is no view
+                        o._impl._creation_meta = CreationMeta.IN_CUSTOM_FUNCTION
                     set_history(o, node, i)
+                else:
+                    o = detach(o)
             elif differentiable:
+                if impl._base is not None:
+                    # a view made in forward: modifying it in place later would bypass the custom backward
+                    impl._creation_meta = CreationMeta.IN_CUSTOM_FUNCTION
                 set_history(o, node, i)
             elif impl.requires_grad and impl.grad_fn is None:
                 impl.requires_grad = False
             results.append(o)
-        to_save = getattr(node, "_to_save", ())
+        to_save = node.__dict__.pop("_to_save", ())
         out_ids = {id(r._impl): k for k, r in enumerate(results) if isinstance(r, Tensor)}
         node._saved = tuple(None if t is None else SavedVariable(t, id(t._impl) in out_ids) for t in to_save)
+        # what forward handed to ctx may be this node's own outputs: kept, they would make a cycle
+        # (output -> grad_fn -> ctx -> output) that only the cyclic collector frees, as PyTorch clears them too
+        node.__dict__.pop("_dirty", None)
+        node.__dict__.pop("_non_differentiable", None)
         return results[0] if single else tuple(results)
 
 

@@ -3,13 +3,13 @@
 ``no_grad`` only flips a thread-local flag the autograd kernels read;
 ``inference_mode`` changes the keyset (every Autograd key excluded,
 ADInplaceOrView dropped from include) so those layers are really skipped.
-All are context managers and decorators, restore on exceptions, per thread.
+All are context managers and decorators (generators included: ``mode_decorator``),
+restore on exceptions, per thread.
 """
 from __future__ import annotations
 
-import functools
-
 from ..core.tls import INFERENCE_EXCLUDE, INFERENCE_REMOVE_INCLUDE, tls
+from .mode_decorator import DecoratorContextManager, NoParamDecoratorContextManager
 
 
 def is_grad_enabled() -> bool:
@@ -20,31 +20,10 @@ def is_inference_mode_enabled() -> bool:
     return tls.inference_mode
 
 
-class _DecoratorContextManager:
-    """Usable as ``with mode():`` and as ``@mode()`` (or bare ``@mode``)."""
-
-    def __call__(self, fn):
-        @functools.wraps(fn)
-        def wrapper(*args, **kwargs):
-            with self.clone():
-                return fn(*args, **kwargs)
-        return wrapper
-
-    def clone(self):
-        return self.__class__()
-
-
-class _FixedGradMode(_DecoratorContextManager):
+class _FixedGradMode(NoParamDecoratorContextManager):
     """Grad mode set to ``_value`` inside; usable bare (``@no_grad``) or called (``@no_grad()``)."""
 
     _value = False
-
-    def __new__(cls, orig_func=None):
-        self = super().__new__(cls)
-        if orig_func is not None and callable(orig_func):   # used as a bare decorator
-            self.__init__()
-            return self(orig_func)
-        return self
 
     def __enter__(self):
         self.prev = tls.grad_enabled
@@ -63,7 +42,7 @@ class enable_grad(_FixedGradMode):
     _value = True
 
 
-class set_grad_enabled(_DecoratorContextManager):
+class set_grad_enabled(DecoratorContextManager):
     """Sets the mode at construction (like PyTorch) and restores it on ``__exit__``."""
 
     def __init__(self, mode: bool):
@@ -87,7 +66,7 @@ class set_grad_enabled(_DecoratorContextManager):
         return self.__class__(self.mode)
 
 
-class inference_mode(_DecoratorContextManager):
+class inference_mode(DecoratorContextManager):
     def __new__(cls, mode=True):
         self = super().__new__(cls)
         if callable(mode) and not isinstance(mode, bool):

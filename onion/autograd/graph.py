@@ -12,6 +12,7 @@ import weakref
 
 from numpy import add as _np_add
 
+from ..core.creation_meta import check_view_unchanged
 from ..core.geometry import contiguous_strides
 from ..core.tls import tls
 from ..core.tensor import make_tensor
@@ -239,6 +240,10 @@ def gradient_edge(t):
     if fn is not None:
         return (fn, impl.output_nr)
     if impl.requires_grad:
+        if impl._creation_meta and impl._base is not None and impl._base.requires_grad:
+            # a view made without grad mode: requires grad through its base, but no gradient reaches it
+            check_view_unchanged(impl)
+            return (None, 0)
         return (grad_accumulator(t), 0)
     return (None, 0)
 
@@ -312,14 +317,14 @@ class SavedVariable:
             fn, nr = node, self.output_nr
         else:
             fn, nr = impl.grad_fn, impl.output_nr
-        where = f", which is output {nr} of {_short_name(fn)}," if fn is not None else ""
+        where = f", which is output {nr} of {short_node_name(fn)}," if fn is not None else ""
         return (f"one of the variables needed for gradient computation has been modified by an inplace operation: "
                 f"[{_type_desc(impl)}]{where} is at version {self.vc[0]}; expected version {self.version} "
                 f"instead. Hint: enable anomaly detection to find the operation that failed to compute its "
                 f"gradient, with torch.autograd.set_detect_anomaly(True, check_nan=False).")
 
 
-def _short_name(fn) -> str:
+def short_node_name(fn) -> str:
     """A node's name as PyTorch's saved-variable error prints it: ``MulBackward0`` -> ``Mul``."""
     return re.sub(r"Backward\d*$", "", fn.name())
 

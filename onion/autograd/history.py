@@ -10,11 +10,12 @@ from __future__ import annotations
 import weakref
 
 from ..aten.at import at
+from ..core.creation_meta import view_rebase_error
 from ..core.geometry import contiguous_strides
 from ..core.tensor import make_tensor
 from ..core.tensor_impl import TensorImpl
 from ..core.tls import tls
-from .graph import Node, _same_layout, accumulate_grad, gradient_edge, meta
+from .graph import Node, _same_layout, accumulate_grad, gradient_edge, meta, short_node_name
 from .strided_backward import as_strided_backward
 
 
@@ -75,6 +76,10 @@ class DifferentiableViewImpl(TensorImpl):
         fn = d.get("_grad_fn")
         if d.get("_view_version") != self.version:
             base = self._base
+            if self._creation_meta and (fn is not None or base.requires_grad):
+                # a view of a view made in no_grad / inference mode: its history cannot be rebuilt
+                name = None if fn is None else short_node_name(fn)
+                raise RuntimeError(view_rebase_error(self._creation_meta, True, name, self.output_nr))
             if base.requires_grad:
                 fn = regenerate_view_node(base, self)
                 self.output_nr = 0

@@ -5,10 +5,12 @@ generated code has one module to import.
 """
 from __future__ import annotations
 
+from ..core.creation_meta import view_rebase_error
 from ..core.dispatch_key import AUTOGRAD_MASK  # noqa: F401  (re-exported for generated code)
 from ..core.tls import tls
 from ..aten.at import at
 from .graph import NotImplementedBackward, SavedVariable, gradient_edge, meta  # noqa: F401  (re-exported)
+from .graph import short_node_name
 from .history import rebase_history, set_history  # noqa: F401  (re-exported)
 
 edge = gradient_edge
@@ -28,22 +30,20 @@ def clone_for_save(t):
     return at.clone(t, None)
 
 
-ERR_NO_GRAD_VIEW = ("A view was created in no_grad mode and is being modified inplace with grad mode enabled. Given "
-                    "that this use case is ambiguous and error-prone, it is forbidden. You can clarify your code by "
-                    "moving both the view and the inplace either both inside the no_grad block (if you don't want "
-                    "the inplace to be tracked) or both outside (if you want the inplace to be tracked).")
-
-
 def check_inplace(t) -> None:
-    """PyTorch's check_inplace: no in-place on a leaf that requires grad, on a view of one, or on a no_grad view."""
+    """PyTorch's check_inplace: no in-place on a leaf that requires grad, on a view of one, or on a view
+    made in no_grad / inference mode (CreationMeta), when something in the call requires grad."""
     if not tls.grad_enabled:
         return
     impl = t._impl
     base = impl._base
-    if base is not None and base.requires_grad:
-        if impl.grad_fn is None:
-            raise RuntimeError(ERR_NO_GRAD_VIEW)
-        if base.grad_fn is None:
+    if base is not None:
+        meta = impl._creation_meta
+        if meta:
+            fn = impl.__dict__.get("_grad_fn")
+            name = None if fn is None else short_node_name(fn)
+            raise RuntimeError(view_rebase_error(meta, False, name, impl.output_nr))
+        if base.requires_grad and base.grad_fn is None:
             raise RuntimeError("a view of a leaf Variable that requires grad is being used in an in-place "
                                "operation.")
     if impl.grad_fn is None and impl.requires_grad:

@@ -186,3 +186,10 @@ def result_type(tensor1, tensor2):
         else:
             raise TypeError(f"result_type(): argument must be Tensor or Number, not {type(x).__name__}")
     return result_type_of(tuple(ops))
+
+
+def is_inference(input) -> bool:  # noqa: A002 - PyTorch's argument name
+    """``torch.is_inference``: whether ``input`` was made in inference mode (no version counter, no autograd)."""
+    if not isinstance(input, Tensor):
+        raise TypeError(f"is_inference(): argument 'input' (position 1) must be Tensor, not {type(input).__name__}")
+    return input.is_inference()

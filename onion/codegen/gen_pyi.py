@@ -381,6 +381,7 @@ _API_FUNCTIONS = {
     "from_numpy": ["def from_numpy(ndarray: _ndarray) -> Tensor: ..."],
     "is_tensor": ["def is_tensor(obj: object, /) -> TypeIs[Tensor]: ..."],
     "numel": ["def numel(input: Tensor) -> _int: ..."],
+    "is_inference": ["def is_inference(input: Tensor) -> _bool: ..."],
     "result_type": [f"def result_type(tensor1: {_NUMBER_OR_TENSOR}, tensor2: {_NUMBER_OR_TENSOR}) -> _dtype: ..."],
 }
 

@@ -7,8 +7,10 @@ attached by the generated code, per the ``variants`` of each operator.
 from __future__ import annotations
 
 from . import dtype as _dt
+from .creation_meta import check_view_unchanged
 from .geometry import wrap_dim
 from .tensor_impl import TensorImpl
+from .tls import tls
 
 _new = object.__new__
 
@@ -172,16 +174,24 @@ class Tensor:
             raise RuntimeError(
                 "you can only change requires_grad flags of leaf variables. If you want to use a computed "
                 "variable in a subgraph that doesn't require differentiation use var_no_grad = var.detach().")
+        if requires_grad and impl._inference and not tls.inference_mode:
+            raise RuntimeError("Setting requires_grad=True on inference tensor outside InferenceMode is not allowed.")
+        if not requires_grad and impl._creation_meta and impl._base is not None and impl._base.requires_grad:
+            return self     # a view made in no_grad / inference mode requires grad through its base (PyTorch)
         impl.requires_grad = bool(requires_grad)
         return self
 
     @property
     def grad_fn(self):
-        return self._impl.grad_fn
+        impl = self._impl
+        fn = impl.grad_fn
+        if fn is None and impl._creation_meta:
+            check_view_unchanged(impl)      # a no_grad / inference-mode view whose base changed: PyTorch raises
+        return fn
 
     @property
     def is_leaf(self) -> bool:
-        return self._impl.grad_fn is None
+        return self.grad_fn is None
 
     @property
     def grad(self):

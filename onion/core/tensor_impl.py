@@ -46,6 +46,7 @@ class TensorImpl:
     _view_fn = None         # how to replay this view on another base (autograd)
     _is_param = False
     _inference = False
+    _creation_meta = 0       # CreationMeta of a view made in no_grad / inference mode (creation_meta.py)
     _name = None
     _strides = None         # set when NumPy cannot tell (views of empty tensors)
     _grad_acc = None        # weak reference to the leaf's AccumulateGrad (autograd)

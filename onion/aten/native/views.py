@@ -18,10 +18,12 @@ from builtins import slice as _py_slice
 import numpy as np
 
 from ...backends import backend_for
+from ...core.creation_meta import note_view_creation
 from ...core.device import CPU as _CPU
 from ...core.geometry import contiguous_strides
 from ...core.tensor import Tensor
 from ...core.tensor_impl import TensorImpl, element_strides
+from ...core.tls import tls
 from .. import view_geometry as g
 from .copy import clone
 from ..at import at
@@ -68,10 +70,13 @@ def _share(impl, arr, delta):
     if vc is None:
         vc = impl._vc = [0]
     v._vc = vc
-    base = impl._base
-    v._base = impl if base is None else base
     if impl._inference:
-        v._inference = True
+        v._inference = True     # a view of an inference tensor is no view for autograd (PyTorch)
+    else:
+        base = impl._base
+        v._base = impl if base is None else base
+        if impl._creation_meta or not tls.grad_enabled:
+            note_view_creation(v, impl)
     t = _new(Tensor)
     t._impl = v
     return t
