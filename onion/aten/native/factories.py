@@ -299,7 +299,8 @@ def linspace_tensor_bounds(start, end, steps, dtype=None, layout=None, device=No
     vals = []
     for _, b in bounds:
         if isinstance(b, Tensor):
-            dev = b._impl.device if dev is None else dev
+            if device is None and (dev is None or b._impl.device.type == "meta"):
+                dev = b._impl.device        # a meta bound makes a meta result (PyTorch)
             b = 0 if b._impl.device.type == "meta" else b.item()    # a meta bound has no value; none is needed
         vals.append(b)
     return linspace(vals[0], vals[1], steps, dtype, layout, dev, pin_memory)
