@@ -320,6 +320,8 @@ def _rsub(self, other):
 def _rtruediv(self, other):
     if not isinstance(self, Tensor):
         return NotImplemented
+    if isinstance(other, Tensor):
+        return at.div_Tensor(other, self)
     n = _number(other)
     if n is not None:
         return at.div_Tensor(scalar_to_tensor(n, self._impl.device), self)
@@ -331,6 +333,8 @@ def _rtruediv(self, other):
 def _rpow(self, other):
     if not isinstance(self, Tensor):
         return NotImplemented
+    if isinstance(other, Tensor):
+        return at.pow_Tensor_Tensor(other, self)
     n = _number(other)
     return NotImplemented if n is None else at.pow_Scalar(n, self)
 
