@@ -140,9 +140,13 @@ class Tensor:
 
     @property
     def _base(self):
-        """The tensor this one is a view of (None for a non-view)."""
-        base = self._impl._base
-        return None if base is None else make_tensor(base)
+        """The tensor this one is a view of (None for a non-view): the root's own Python object."""
+        impl = self._impl
+        base = impl._base
+        if base is None:
+            return None
+        root = impl._base_tensor
+        return make_tensor(base) if root is None else root
 
     def _is_view(self) -> bool:
         return self._impl._base is not None

@@ -37,6 +37,7 @@ class TensorImpl:
     grad = None
     output_nr = 0
     _base = None            # the impl this one is a view of (root base)
+    _base_tensor = None     # the root base's Python tensor, which ``Tensor._base`` returns (PyTorch keeps it too)
     _vc = None              # version counter: a one-element list shared with views
     _storage = None
     _offset = 0
