@@ -7,7 +7,8 @@ attached by the generated code, per the ``variants`` of each operator.
 from __future__ import annotations
 
 from . import dtype as _dt
-from .geometry import wrap_dim
+from .geometry import is_contiguous_as, wrap_dim
+from .memory_format import contiguous_format, memory_format as memory_format_type
 from .tensor_impl import TensorImpl
 
 _new = object.__new__
@@ -108,7 +109,13 @@ class Tensor:
         return impl.storage().data_ptr() + impl.storage_offset() * impl.dtype.itemsize
 
     def is_contiguous(self, memory_format=None) -> bool:
-        return self._impl.is_contiguous()
+        if memory_format is None or memory_format is contiguous_format:
+            return self._impl.is_contiguous()
+        if not isinstance(memory_format, memory_format_type):
+            raise TypeError("is_contiguous(): argument 'memory_format' must be onion.memory_format, not "
+                            f"{type(memory_format).__name__}")
+        impl = self._impl
+        return is_contiguous_as(impl._array.shape, impl.strides, memory_format.name)
 
     def is_floating_point(self) -> bool:
         return self._impl.dtype.is_floating_point

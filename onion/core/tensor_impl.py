@@ -78,13 +78,15 @@ class TensorImpl:
         return self._array.size
 
     def is_contiguous(self) -> bool:
+        a = self._array
+        if a.size == 0:         # an empty tensor is contiguous whatever its strides
+            return True
         expected = 1
-        for size, stride in zip(reversed(self._array.shape), reversed(self.strides)):
-            if size == 0:
-                return True
-            if size != 1 and stride != expected:
-                return False
-            expected *= size
+        for size, stride in zip(reversed(a.shape), reversed(self.strides)):
+            if size != 1:
+                if stride != expected:
+                    return False
+                expected *= size
         return True
 
     # --- storage and version ------------------------------------------------
