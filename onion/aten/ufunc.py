@@ -19,7 +19,7 @@ import functools
 from ..backends import backend_for
 from .tensor_new import wrap
 from .view_geometry import contiguous_strides
-from .view_geometry import output_strides_like
+from .view_geometry import elementwise_ref_strides, expand as expand_geometry, output_strides_like
 from .tensor_new import empty_tensor
 from .tensor_new import scalar_to_tensor as _scalar_to_tensor, wrap_cpu as _wrap_cpu
 import numpy as _np
@@ -240,8 +240,14 @@ def _plain(formula: UfuncFormula, operands) -> bool:
 
 def functional(opname: str, formula: UfuncFormula, operands, scalars):
     r, out_dtype, dev, impls = _run(opname, formula, operands, scalars)
-    r = _fix_result(r, out_dtype, dev, impls, _plain(formula, operands))
-    return wrap(r, out_dtype, dev)
+    plain = _plain(formula, operands)
+    r = _fix_result(r, out_dtype, dev, impls, plain)
+    t = wrap(r, out_dtype, dev)
+    if r.size == 0 and r.ndim > 1 and not plain:     # an empty array cannot tell its strides: the impl keeps them
+        want = _expected_strides(tuple(r.shape), impls)
+        if want is not None:
+            t._impl._strides = want
+    return t
 
 
 def _fix_result(r, out_dtype, dev, impls, plain=False):
@@ -266,12 +272,20 @@ def _fix_result(r, out_dtype, dev, impls, plain=False):
 
 
 def _expected_strides(shape, impls):
-    """PyTorch's output layout when some input is not plain contiguous (else None: NumPy's is right)."""
+    """PyTorch's output layout, or None where NumPy's row-major one is already it: contiguous inputs
+    of one shape, or contiguous inputs and an output without size-0/1 dims (whose strides
+    TensorIterator orders by the inputs' strides, size-1 dims included)."""
+    first = impls[0]._array.shape
+    same = True
     for i in impls:
-        if not i._array.flags.c_contiguous:
+        a = i._array
+        if not a.flags.c_contiguous:
             break
+        if a.shape != first:
+            same = False
     else:
-        return None
+        if same or (1 not in shape and 0 not in shape):
+            return None
     return tuple(output_strides_like(shape, [(tuple(i._array.shape), i.strides) for i in impls]))
 
 
@@ -312,8 +326,20 @@ def meta_shape_dtype(opname: str, formula: UfuncFormula, operands, scalars):
     if _plain(formula, operands):
         strides = contiguous_strides(shape)
     else:
-        strides = tuple(output_strides_like(shape, [(tuple(i._array.shape), i.strides) for i in impls]))
+        strides = meta_output_strides(shape, impls)
     return shape, strides, out_dtype, dev
+
+
+def meta_output_strides(shape, impls):
+    """The layout PyTorch's Meta elementwise kernels give (its Python references' rule, not
+    TensorIterator's): the tensor operands broadcast to ``shape``, CPU scalars left out."""
+    broadcast = []
+    for i in impls:
+        sizes = tuple(i._array.shape)
+        if not sizes and (i.is_wrapped_number or i.device.type == "cpu"):
+            continue
+        broadcast.append(expand_geometry(sizes, i.strides, 0, shape)[1] if sizes != shape else i.strides)
+    return elementwise_ref_strides(shape, broadcast)
 
 
 def meta_functional(opname, formula, operands, scalars):
@@ -526,7 +552,9 @@ def _binary_fast(uf: Ufunc, opname: str, wrap_other: bool):
             return functional(opname, formula, (self, other), scalars)
         if type(r) is not _ndarray:
             return _wrap_cpu(r, bool_ if to_bool else dt)
-        if r.ndim > 1 and not contiguous:
+        if r.ndim > 1 and not (contiguous and (a.shape == other._impl._array.shape
+                                               or (1 not in r.shape and 0 not in r.shape))):
+            # PyTorch orders the output's dims by the inputs' strides (size-1 dims too): the general path
             return functional(opname, formula, (self, other), scalars)
         return _wrap_cpu(r, bool_ if to_bool else dt)
     return kernel

@@ -11,7 +11,7 @@ from ..core.geometry import (channels_last_3d_strides, channels_last_strides,  #
                              contiguous_strides, infer_dense_strides, is_channels_last_3d_contiguous,  # kernels
                              is_channels_last_contiguous, is_contiguous, is_contiguous_as,  # also find them here
                              is_non_overlapping_and_dense, like_strides, meta_like_strides, preserve_strides,
-                             strides_for_format, suggest_memory_format, wrap_dim)
+                             strides_for_format, suggest_memory_format, wrap_dim, elementwise_ref_strides)
 
 _INT64_MAX = (1 << 63) - 1
 _U64 = 1 << 64

@@ -214,46 +214,70 @@ def suggest_memory_format(sizes, strides) -> str:
     return "contiguous_format"
 
 
-def meta_like_strides(sizes, strides) -> tuple:
-    """preserve_format strides of ``empty_like`` and friends on Meta, where PyTorch runs its Python
-    reference (torch._refs.empty_like): contiguous and channels-last inputs keep those layouts,
-    others sort their dims by stride with the references' tie rule (equal strides: the dim with the
-    larger size goes outside unless sizes are equal), then empty_permuted lays the dims out."""
-    n = len(sizes)
-    if n == 0:
-        return ()
-    if n == 1:
-        return (1,)
-    contig = is_contiguous(sizes, strides)
-    cl = is_channels_last_contiguous(sizes, strides)
-    if contig and not cl:
-        return contiguous_strides(sizes)
-    if cl and not contig:
-        order = [0, *range(2, n), 1]
-    else:
-        def should_swap(a, b):
+def _ref_perm(shape, strides_list) -> list:
+    """torch._prims_common's logical-to-physical dim order for tensors of one ``shape``."""
+    n = len(shape)
+
+    def should_swap(a, b):
+        for strides in strides_list:
             sa, sb = strides[a], strides[b]
             if sa == 0 or sb == 0:
-                return 0
+                continue
             if sa == sb:
-                return 0 if sizes[b] >= sizes[a] else 1
-            return -1 if _ref_ge(sb, sa) else (1 if _ref_ge(sa, sb) else 0)
-        perm = list(range(n - 1, -1, -1))
-        for i in range(1, n):
-            d1 = i
-            for d0 in range(i - 1, -1, -1):
-                c = should_swap(perm[d0], perm[d1])
-                if c > 0:
-                    perm[d0], perm[d1] = perm[d1], perm[d0]
-                    d1 = d0
-                elif c < 0:
-                    break
-        order = perm[::-1]
+                if shape[b] >= shape[a]:
+                    continue
+                return 1
+            if _ref_ge(sb, sa):
+                return -1
+            if _ref_ge(sa, sb):
+                return 1
+        return 0
+    perm = list(range(n - 1, -1, -1))
+    for i in range(1, n):
+        d1 = i
+        for d0 in range(i - 1, -1, -1):
+            c = should_swap(perm[d0], perm[d1])
+            if c > 0:
+                perm[d0], perm[d1] = perm[d1], perm[d0]
+                d1 = d0
+            elif c < 0:
+                break
+    return perm[::-1]
+
+
+def _strides_in_order(sizes, order) -> tuple:
+    """Contiguous strides of the dims taken in ``order`` (outermost first), given back per dim."""
     physical = contiguous_strides([sizes[d] for d in order])
-    out = [0] * n
+    out = [0] * len(sizes)
     for i, d in enumerate(order):
         out[d] = physical[i]
     return tuple(out)
+
+
+def elementwise_ref_strides(shape, strides_list) -> tuple:
+    """Output strides of an elementwise op as PyTorch's Python references compute them (its Meta
+    kernels for add, mul, exp...): ``strides_list`` holds the strides of the tensor operands already
+    broadcast to ``shape`` (CPU scalars left out)."""
+    n = len(shape)
+    if not strides_list or n == 0:
+        return ()
+    if n == 1:
+        return (1,)
+    contig = cl = True
+    for st in strides_list:
+        contig = contig and is_contiguous(shape, st)
+        cl = cl and is_channels_last_contiguous(shape, st)
+    if contig and not cl:
+        return contiguous_strides(shape)
+    if cl and not contig:
+        return _strides_in_order(shape, [0, *range(2, n), 1])
+    return _strides_in_order(shape, _ref_perm(shape, strides_list))
+
+
+def meta_like_strides(sizes, strides) -> tuple:
+    """preserve_format strides of ``empty_like`` and friends on Meta, where PyTorch runs its Python
+    reference (torch._refs.empty_like): the references' elementwise layout of the one input."""
+    return elementwise_ref_strides(sizes, [strides])
 
 
 def _ref_ge(a, b) -> bool:
