@@ -252,12 +252,12 @@ def test_like_permuted_3d_keeps_layout():
 
 
 def test_like_memory_format_contiguous():
-    """memory_format is passed by name here: onion has no torch.contiguous_format objects (see below)."""
     xo, xt = make((3, 4), "float32", 1, layout="transposed")
-    assert geom(onion.zeros_like(xo, memory_format="contiguous_format")) == \
+    assert geom(onion.zeros_like(xo, memory_format=onion.contiguous_format)) == \
         geom(torch.zeros_like(xt, memory_format=torch.contiguous_format))
-    assert geom(xo.clone(memory_format="contiguous_format")) == geom(xt.clone(memory_format=torch.contiguous_format))
-    assert geom(onion.empty_like(xo, memory_format="preserve_format")) == \
+    assert geom(xo.clone(memory_format=onion.contiguous_format)) == \
+        geom(xt.clone(memory_format=torch.contiguous_format))
+    assert geom(onion.empty_like(xo, memory_format=onion.preserve_format)) == \
         geom(torch.empty_like(xt, memory_format=torch.preserve_format))
 
 
@@ -515,6 +515,11 @@ MEMORY_FORMAT_CASES = {
     "to-str-format": lambda L: L.ones(2, 3, 4, 5).to(memory_format="channels_last"),
     "is_contiguous-str": lambda L: L.ones(2, 3).is_contiguous(memory_format="channels_last"),
     "is_contiguous-preserve": lambda L: L.ones(2, 3).t().is_contiguous(memory_format=L.preserve_format),
+    "contiguous-str-format": lambda L: L.ones(2, 3).contiguous(memory_format="channels_last"),
+    "contiguous-none-format": lambda L: L.ones(2, 3).contiguous(memory_format=None),
+    "clone-none-format": lambda L: L.ones(2, 3).t().clone(memory_format=None),
+    "empty-none-format": lambda L: L.empty(2, 3, memory_format=None),
+    "empty_like-int-format": lambda L: L.empty_like(L.ones(2, 3), memory_format=1),
     "meta-clone-cl": lambda L: L.ones(2, 3, 4, 5, device="meta").clone(memory_format=L.channels_last),
     "meta-like-sliced": lambda L: L.empty_like(L.ones(4, 6, device="meta").t()[::2]),
 }
