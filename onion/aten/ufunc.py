@@ -19,7 +19,8 @@ import functools
 from ..backends import backend_for
 from .tensor_new import wrap
 from .view_geometry import contiguous_strides
-from .view_geometry import elementwise_ref_strides, expand as expand_geometry, output_strides_like
+from .view_geometry import (elementwise_ref_strides, expand as expand_geometry, is_non_overlapping_and_dense,
+                            meta_like_strides, output_strides_like, preserve_strides)
 from .tensor_new import empty_tensor
 from .tensor_new import scalar_to_tensor as _scalar_to_tensor, wrap_cpu as _wrap_cpu
 import numpy as _np
@@ -286,7 +287,26 @@ def _expected_strides(shape, impls):
     else:
         if same or (1 not in shape and 0 not in shape):
             return None
-    return tuple(output_strides_like(shape, [(tuple(i._array.shape), i.strides) for i in impls]))
+    return tuple(output_strides_like(shape, _promoted_geometry(impls)))
+
+
+def _promoted_geometry(impls):
+    """(sizes, strides) of the operands as TensorIterator sees them on CPU: an input of another dtype
+    than the common one is first copied to it (``to`` with preserve_format), which may restride it."""
+    dt0 = impls[0].dtype
+    common = None
+    for i in impls:
+        if i.dtype is not dt0:
+            common = _it.common_dtype(impls)
+            break
+    out = []
+    for i in impls:
+        sizes = tuple(i._array.shape)
+        strides = i.strides
+        if common is not None and i.dtype is not common and sizes:
+            strides = preserve_strides(sizes, strides)
+        out.append((sizes, strides))
+    return out
 
 
 def out_variant(opname: str, formula: UfuncFormula, operands, scalars, out):
@@ -333,12 +353,15 @@ def meta_shape_dtype(opname: str, formula: UfuncFormula, operands, scalars):
 def meta_output_strides(shape, impls):
     """The layout PyTorch's Meta elementwise kernels give (its Python references' rule, not
     TensorIterator's): the tensor operands broadcast to ``shape``, CPU scalars left out."""
+    tensors = [i for i in impls if i._array.ndim or not (i.is_wrapped_number or i.device.type == "cpu")]
+    common = _it.common_dtype(tensors) if tensors else None
     broadcast = []
-    for i in impls:
+    for i in tensors:
         sizes = tuple(i._array.shape)
-        if not sizes and (i.is_wrapped_number or i.device.type == "cpu"):
-            continue
-        broadcast.append(expand_geometry(sizes, i.strides, 0, shape)[1] if sizes != shape else i.strides)
+        strides = i.strides
+        if i.dtype is not common and not is_non_overlapping_and_dense(sizes, strides):
+            strides = meta_like_strides(sizes, strides)     # the refs convert it first, restriding it
+        broadcast.append(expand_geometry(sizes, strides, 0, shape)[1] if sizes != shape else strides)
     return elementwise_ref_strides(shape, broadcast)
 
 

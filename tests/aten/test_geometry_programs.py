@@ -64,9 +64,10 @@ def _step(rng, x):
     """One random step (name, fn(L, x)) that is valid for the torch tensor ``x``."""
     n = x.dim()
     shape = tuple(x.shape)
-    choices = ["unsqueeze", "binary", "binary", "scalar", "sum", "clone", "like", "contiguous", "reshape"]
+    choices = ["unsqueeze", "binary", "binary", "scalar", "sum", "clone", "like", "contiguous", "reshape",
+               "reduce", "unary", "where", "convert", "none-index"]
     if n >= 2:
-        choices += ["permute", "transpose", "transpose"]
+        choices += ["permute", "transpose", "transpose", "diagonal"]
     if n >= 1:
         choices += ["slice", "slice", "select", "expand", "expand", "squeeze"]
     name = rng.choice(choices)
@@ -144,6 +145,39 @@ def _step(rng, x):
         dims = sorted(rng.sample(range(n), k))
         keep = rng.random() < 0.6
         return f"sum({dims}, keepdim={keep})", lambda L, x: x.sum(dims, keepdim=keep)
+    if name == "reduce":
+        if n == 0:
+            return "mean()", lambda L, x: x.mean()
+        d = rng.randrange(-n, n)
+        keep = rng.random() < 0.6
+        op = rng.choice(("mean", "amax"))
+        if op == "amax" and x.numel() == 0:
+            op = "mean"
+        return f"{op}({d}, keepdim={keep})", lambda L, x: getattr(x, op)(d, keepdim=keep)
+    if name == "unary":
+        op = rng.choice(("neg", "abs", "sin"))
+        return op, lambda L, x: getattr(x, op)()
+    if name == "where":
+        cond_shape = _broadcast_partner(rng, shape)
+        how, make = _layout(rng, len(cond_shape))
+
+        def where(L, x):
+            cond = make(L, cond_shape).to(x.device) > 0
+            return L.where(cond, x, 0.0 * x)
+        return f"where(cond{cond_shape}{how}, x, 0*x)", where
+    if name == "convert":
+        kind = rng.choice(("double", "to-float64", "to-copy"))
+        if kind == "double":
+            return "double", lambda L, x: x.double()
+        if kind == "to-float64":
+            return "to(float64)", lambda L, x: x.to(L.float64)
+        return "to(copy=True)", lambda L, x: x.to(x.dtype, copy=True)
+    if name == "none-index":
+        return "x[None, ..., None]", lambda L, x: x[None, ..., None]
+    if name == "diagonal":
+        d0, d1 = rng.sample(range(n), 2)
+        off = rng.choice((0, 0, 1, -1))
+        return f"diagonal({off},{d0},{d1})", lambda L, x: x.diagonal(off, d0, d1)
     if name == "clone":
         return "clone", lambda L, x: x.clone()
     if name == "contiguous":
