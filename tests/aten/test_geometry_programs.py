@@ -65,7 +65,9 @@ def _step(rng, x):
     n = x.dim()
     shape = tuple(x.shape)
     choices = ["unsqueeze", "binary", "binary", "scalar", "sum", "clone", "like", "contiguous", "reshape",
-               "reduce", "unary", "where", "convert", "none-index"]
+               "reduce", "unary", "where", "convert", "none-index", "inplace", "int-operand"]
+    if n == 4:
+        choices += ["channels-last"]
     if n >= 2:
         choices += ["permute", "transpose", "transpose", "diagonal"]
     if n >= 1:
@@ -166,12 +168,29 @@ def _step(rng, x):
             return L.where(cond, x, 0.0 * x)
         return f"where(cond{cond_shape}{how}, x, 0*x)", where
     if name == "convert":
-        kind = rng.choice(("double", "to-float64", "to-copy"))
+        kind = rng.choice(("double", "to-float64", "to-copy", "half"))
         if kind == "double":
             return "double", lambda L, x: x.double()
+        if kind == "half":
+            return "half", lambda L, x: x.half()
         if kind == "to-float64":
             return "to(float64)", lambda L, x: x.to(L.float64)
         return "to(copy=True)", lambda L, x: x.to(x.dtype, copy=True)
+    if name == "inplace":
+        other = tuple(1 if rng.random() < 0.5 else sz for sz in shape)
+        how, make = _layout(rng, len(other))
+        return f"add_(other{other}{how})", lambda L, x: x.add_(make(L, other).to(x.device))
+    if name == "int-operand":
+        other = _broadcast_partner(rng, shape)
+        how, make = _layout(rng, len(other))
+        return f"mul(x, int other{other}{how})", lambda L, x: L.mul(x, make(L, other).to(x.device).to(L.int64))
+    if name == "channels-last":
+        kind = rng.choice(("contiguous", "clone", "to"))
+        if kind == "contiguous":
+            return "contiguous(channels_last)", lambda L, x: x.contiguous(memory_format=L.channels_last)
+        if kind == "clone":
+            return "clone(channels_last)", lambda L, x: x.clone(memory_format=L.channels_last)
+        return "to(float64, channels_last)", lambda L, x: x.to(L.float64, memory_format=L.channels_last)
     if name == "none-index":
         return "x[None, ..., None]", lambda L, x: x[None, ..., None]
     if name == "diagonal":
