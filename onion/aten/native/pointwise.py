@@ -8,7 +8,6 @@ from ..tensor_new import scalar_to_tensor, wrap
 import warnings
 from ..ufunc import _expected_strides, meta_output_strides
 from ...backends import backend_for
-from .. import view_geometry as g
 from ..tensor_new import empty_tensor
 
 
