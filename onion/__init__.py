@@ -15,6 +15,8 @@ from .core.dtype import (bfloat16, bool, cdouble, cfloat, complex64, complex128,
                          float, float16, float32, float64, get_default_dtype, half, int, int8, int16, int32,
                          int64, long, set_default_dtype, short, uint8)
 from .core.device import device  # noqa: F401
+from .core.memory_format import (channels_last, channels_last_3d, contiguous_format,  # noqa: F401
+                                 memory_format, preserve_format)
 from .core.promotion import can_cast, promote_types  # noqa: F401
 from .core.tensor import Size  # noqa: F401
 
@@ -34,19 +36,6 @@ else:
 __version__ = "0.1.0"
 
 
-class memory_format:
-    """``onion.contiguous_format`` and friends: named markers, as torch's."""
-
-    def __init__(self, name: str):
-        self.name = name
-
-    def __repr__(self):
-        return f"onion.{self.name}"
-
-
-contiguous_format = memory_format("contiguous_format")
-preserve_format = memory_format("preserve_format")
-channels_last = memory_format("channels_last")
 strided = "strided"
 _LOADED = False
 

@@ -12,6 +12,7 @@ from . import iterator as _it
 from .tensor_new import empty_tensor, wrap, wrap_cpu as _wrap_cpu
 from ..backends import backend_for
 from ..core.device import CPU as _CPU
+from ..core.geometry import contiguous_strides
 from ..core.tls import tls as _tls
 
 
@@ -104,16 +105,23 @@ def functional(plan: Plan, r):
         if type(r) is not _ndarray:
             r = _asarray(r)
         if r.dtype is not dtype.np or r.shape != plan.shape or (r.ndim > 1 and plan.strides is None
-                                                                  and not r.flags.c_contiguous):
+                                                                  and (not r.flags.c_contiguous or 1 in r.shape)):
             r = _contiguous(plan, _as_array(plan, r))
         return _wrap_cpu(r, dtype)
     return wrap(_contiguous(plan, _as_array(plan, r)), dtype, plan.device)
 
 
 def _contiguous(plan: Plan, r):
-    if plan.strides is None and r.ndim > 1 and not r.flags.c_contiguous:
-        # NumPy reductions follow the input's memory order; ATen allocates contiguous
-        r = backend_for(plan.device).xp.ascontiguousarray(r)
+    if plan.strides is None and r.ndim > 1:
+        xp = backend_for(plan.device).xp
+        if not r.flags.c_contiguous:
+            # NumPy reductions follow the input's memory order; ATen allocates contiguous
+            r = xp.ascontiguousarray(r)
+        elif 1 in r.shape:
+            # NumPy's contiguity ignores the strides of size-1 dims; ATen's fresh outputs have row-major ones
+            want = tuple(st * r.itemsize for st in contiguous_strides(r.shape))
+            if r.strides != want:
+                r = xp.lib.stride_tricks.as_strided(r, r.shape, want)
     return r
 
 

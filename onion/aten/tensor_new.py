@@ -63,9 +63,14 @@ def empty_tensor(shape, dtype, device, strides=None) -> Tensor:
         if strides is None:
             arr = b.empty(shape, dtype.np, device)
         else:
-            arr = b.empty_strided(shape, tuple(strides), dtype.np, device)
+            strides = tuple(strides)
+            arr = b.empty_strided(shape, strides, dtype.np, device)
     except (ValueError, MemoryError) as e:
         raise allocation_error(shape, dtype.itemsize, e, strides) from None
+    if strides is not None and 0 in shape:      # an empty array cannot tell its strides: the impl keeps them
+        t = wrap(arr, dtype, device)
+        t._impl._strides = strides
+        return t
     return wrap(arr, dtype, device)
 
 

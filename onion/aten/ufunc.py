@@ -19,7 +19,8 @@ import functools
 from ..backends import backend_for
 from .tensor_new import wrap
 from .view_geometry import contiguous_strides
-from .view_geometry import output_strides_like
+from .view_geometry import (elementwise_ref_strides, expand as expand_geometry, is_non_overlapping_and_dense,
+                            meta_like_strides, output_strides_like, preserve_strides)
 from .tensor_new import empty_tensor
 from .tensor_new import scalar_to_tensor as _scalar_to_tensor, wrap_cpu as _wrap_cpu
 import numpy as _np
@@ -240,8 +241,14 @@ def _plain(formula: UfuncFormula, operands) -> bool:
 
 def functional(opname: str, formula: UfuncFormula, operands, scalars):
     r, out_dtype, dev, impls = _run(opname, formula, operands, scalars)
-    r = _fix_result(r, out_dtype, dev, impls, _plain(formula, operands))
-    return wrap(r, out_dtype, dev)
+    plain = _plain(formula, operands)
+    r = _fix_result(r, out_dtype, dev, impls, plain)
+    t = wrap(r, out_dtype, dev)
+    if r.size == 0 and r.ndim > 1 and not plain:     # an empty array cannot tell its strides: the impl keeps them
+        want = _expected_strides(tuple(r.shape), impls)
+        if want is not None:
+            t._impl._strides = want
+    return t
 
 
 def _fix_result(r, out_dtype, dev, impls, plain=False):
@@ -266,13 +273,40 @@ def _fix_result(r, out_dtype, dev, impls, plain=False):
 
 
 def _expected_strides(shape, impls):
-    """PyTorch's output layout when some input is not plain contiguous (else None: NumPy's is right)."""
+    """PyTorch's output layout, or None where NumPy's row-major one is already it: contiguous inputs
+    of one shape, or contiguous inputs and an output without size-0/1 dims (whose strides
+    TensorIterator orders by the inputs' strides, size-1 dims included)."""
+    first = impls[0]._array.shape
+    same = True
     for i in impls:
-        if not i._array.flags.c_contiguous:
+        a = i._array
+        if not a.flags.c_contiguous:
             break
+        if a.shape != first:
+            same = False
     else:
-        return None
-    return tuple(output_strides_like(shape, [(tuple(i._array.shape), i.strides) for i in impls]))
+        if same or (1 not in shape and 0 not in shape):
+            return None
+    return tuple(output_strides_like(shape, _promoted_geometry(impls)))
+
+
+def _promoted_geometry(impls):
+    """(sizes, strides) of the operands as TensorIterator sees them on CPU: an input of another dtype
+    than the common one is first copied to it (``to`` with preserve_format), which may restride it."""
+    dt0 = impls[0].dtype
+    common = None
+    for i in impls:
+        if i.dtype is not dt0:
+            common = _it.common_dtype(impls)
+            break
+    out = []
+    for i in impls:
+        sizes = tuple(i._array.shape)
+        strides = i.strides
+        if common is not None and i.dtype is not common and sizes:
+            strides = preserve_strides(sizes, strides)
+        out.append((sizes, strides))
+    return out
 
 
 def out_variant(opname: str, formula: UfuncFormula, operands, scalars, out):
@@ -314,8 +348,23 @@ def meta_shape_dtype(opname: str, formula: UfuncFormula, operands, scalars):
     if _plain(formula, operands):
         strides = contiguous_strides(shape)
     else:
-        strides = tuple(output_strides_like(shape, [(tuple(i._array.shape), i.strides) for i in impls]))
+        strides = meta_output_strides(shape, impls)
     return shape, strides, out_dtype, dev
+
+
+def meta_output_strides(shape, impls):
+    """The layout PyTorch's Meta elementwise kernels give (its Python references' rule, not
+    TensorIterator's): the tensor operands broadcast to ``shape``, CPU scalars left out."""
+    tensors = [i for i in impls if i._array.ndim or not (i.is_wrapped_number or i.device.type == "cpu")]
+    common = _it.common_dtype(tensors) if tensors else None
+    broadcast = []
+    for i in tensors:
+        sizes = tuple(i._array.shape)
+        strides = i.strides
+        if i.dtype is not common and not is_non_overlapping_and_dense(sizes, strides):
+            strides = meta_like_strides(sizes, strides)     # the refs convert it first, restriding it
+        broadcast.append(expand_geometry(sizes, strides, 0, shape)[1] if sizes != shape else strides)
+    return elementwise_ref_strides(shape, broadcast)
 
 
 def meta_functional(opname, formula, operands, scalars):
@@ -528,7 +577,9 @@ def _binary_fast(uf: Ufunc, opname: str, wrap_other: bool):
             return functional(opname, formula, (self, other), scalars)
         if type(r) is not _ndarray:
             return _wrap_cpu(r, bool_ if to_bool else dt)
-        if r.ndim > 1 and not contiguous:
+        if r.ndim > 1 and not (contiguous and (a.shape == other._impl._array.shape
+                                               or (1 not in r.shape and 0 not in r.shape))):
+            # PyTorch orders the output's dims by the inputs' strides (size-1 dims too): the general path
             return functional(opname, formula, (self, other), scalars)
         return _wrap_cpu(r, bool_ if to_bool else dt)
     return kernel

@@ -7,7 +7,11 @@ PyTorch's exception type and text on bad input, so view kernels, meta kernels an
 fake tensors can all share them. ``output_strides_like`` is the one non-view
 piece: the layout TensorIterator picks for an elementwise op's fresh output.
 """
-from ..core.geometry import contiguous_strides, wrap_dim  # core's rules; kernels also find them here
+from ..core.geometry import (channels_last_3d_strides, channels_last_strides,  # noqa: F401  core's rules;
+                             contiguous_strides, infer_dense_strides, is_channels_last_3d_contiguous,  # kernels
+                             is_channels_last_contiguous, is_contiguous, is_contiguous_as,  # also find them here
+                             is_non_overlapping_and_dense, like_strides, meta_like_strides, preserve_strides,
+                             strides_for_format, suggest_memory_format, wrap_dim, elementwise_ref_strides)
 
 _INT64_MAX = (1 << 63) - 1
 _U64 = 1 << 64
@@ -54,61 +58,6 @@ def infer_size(shape, numel):
     res = list(shape)
     res[infer_dim] = numel // newsize
     return tuple(res)
-
-
-def is_contiguous(sizes, strides):
-    """PyTorch's is_contiguous(): size-1 dims are ignored, empty tensors count."""
-    expected = 1
-    for i in range(len(sizes) - 1, -1, -1):
-        s = sizes[i]
-        if s == 0:
-            return True
-        if s != 1:
-            if strides[i] != expected:
-                # still contiguous if an earlier dim is empty
-                return 0 in sizes
-            expected *= s
-    return True
-
-
-def is_channels_last_contiguous(sizes, strides):
-    """is_contiguous(memory_format=torch.channels_last); only 4-D tensors qualify."""
-    if len(sizes) != 4:
-        return False
-    expected = 1
-    for d in (1, 3, 2, 0):
-        s = sizes[d]
-        if s != 1:
-            if strides[d] != expected:
-                return False
-            expected *= s
-    return True
-
-
-def channels_last_strides(sizes):
-    """Strides of torch.empty(sizes, memory_format=torch.channels_last) (raw sizes, as ATen)."""
-    if len(sizes) != 4:
-        raise RuntimeError("required rank 4 tensor to use channels_last format")
-    s1 = 1
-    s3 = sizes[1]
-    s2 = s3 * sizes[3]
-    s0 = s2 * sizes[2]
-    return (s0, s1, s2, s3)
-
-
-def is_non_overlapping_and_dense(sizes, strides):
-    n = len(sizes)
-    if n == 1:
-        return sizes[0] < 2 or strides[0] == 1
-    if is_contiguous(sizes, strides):
-        return True
-    perm = sorted((i for i in range(n) if sizes[i] >= 2), key=lambda i: strides[i])
-    require = 1
-    for i in perm:
-        if strides[i] != require:
-            return False
-        require *= sizes[i]
-    return True
 
 
 # --------------------------------------------------------------------------

@@ -46,13 +46,22 @@ def strided_empty(xp, shape, strides, np_dtype):
     for s in shape:
         n *= s
     if not shape or all(b >= a for a, b in zip(strides[1:], strides[:-1])):
-        return xp.empty(shape, np_dtype)
-    order = sorted(range(len(shape)), key=lambda d: (-strides[d], d))
-    base = xp.empty(tuple(shape[d] for d in order), np_dtype)
-    inverse = [0] * len(order)
-    for i, d in enumerate(order):
-        inverse[d] = i
-    return base.transpose(inverse)
+        arr = xp.empty(shape, np_dtype)
+    else:
+        order = sorted(range(len(shape)), key=lambda d: (-strides[d], d))
+        base = xp.empty(tuple(shape[d] for d in order), np_dtype)
+        inverse = [0] * len(order)
+        for i, d in enumerate(order):
+            inverse[d] = i
+        arr = base.transpose(inverse)
+    if n == 0:
+        return arr
+    item = arr.itemsize
+    if arr.strides == tuple(st * item for st in strides):
+        return arr
+    # strides the dense block cannot give (a size-1 dim's own stride, gaps): a buffer spanning them
+    extent = 1 + sum((d - 1) * st for d, st in zip(shape, strides))
+    return xp.lib.stride_tricks.as_strided(xp.empty(extent, np_dtype), shape, tuple(st * item for st in strides))
 
 
 def storage_of_dense(array, device, xp):

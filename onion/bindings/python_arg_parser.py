@@ -11,6 +11,7 @@ import numbers
 
 from ..core import dtype as _dt
 from ..core.device import canonical as _canonical, device as _device
+from ..core.memory_format import memory_format as _memory_format
 from ..core.tensor import Tensor
 from ..dispatch.arguments import REQUIRED, python_default
 from ..aten.tensor_new import scalar_to_tensor
@@ -124,7 +125,9 @@ class Param:
                 return _canonical(_device("cuda", int(v)))
             raise _NoMatch
         if base == "MemoryFormat":
-            return getattr(v, "name", v)
+            if isinstance(v, _memory_format):    # kernels take the format's name
+                return v.name
+            raise _NoMatch
         return v
 
 

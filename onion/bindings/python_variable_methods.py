@@ -18,6 +18,7 @@ from ..autograd.graph import _RemovableHandle, detach
 from ..autograd.history import retain_grad
 from ..core import dtype as _dt
 from ..core.device import canonical, device as _device
+from ..core.memory_format import memory_format as _memory_format
 from ..core.tensor import Tensor
 from ..core.promotion import scalar_dtype
 from .python_torch_functions import dtype_arg, from_numpy, tensor
@@ -151,7 +152,7 @@ def _setitem(self, key, value):
 
 def _conv(dtype):
     def method(self, memory_format=None):
-        return self.to(dtype)
+        return self.to(dtype, memory_format=memory_format)
     return method
 
 
@@ -203,6 +204,11 @@ def _to(self, *args, dtype=None, device=None, non_blocking=False, copy=False, me
     dtype = dtype_arg(dtype, "to")
     if not isinstance(non_blocking, bool) or not isinstance(copy, bool):
         raise TypeError("to(): arguments 'non_blocking' and 'copy' must be bool")
+    if memory_format is not None:
+        if not isinstance(memory_format, _memory_format):
+            raise TypeError(f"to(): argument 'memory_format' must be onion.memory_format, not "
+                            f"{type(memory_format).__name__}")
+        memory_format = memory_format.name
     return at.to_dtype_layout(self, dtype, None, None if device is None else canonical(device), None,
                               non_blocking, copy, memory_format)
 

@@ -52,12 +52,19 @@ class device:
         return self._key
 
     def __eq__(self, other):
-        if isinstance(other, str):
-            other = device(other)
-        return isinstance(other, device) and self.type == other.type and self.index == other.index
+        # as torch.device: only another device can be equal (a string or a number never is)
+        if not isinstance(other, device):
+            return NotImplemented
+        return self.type == other.type and self.index == other.index
+
+    def __ne__(self, other):
+        if not isinstance(other, device):
+            return NotImplemented
+        return self.type != other.type or self.index != other.index
 
     def __hash__(self):
-        return hash((self.type, self.index))
+        # std::hash<c10::Device>: the DeviceType number in bits 16..23, the index as a uint8 below it
+        return (_DEVICE_TYPE_NUMBER.get(self.type, 20) << 16) | ((-1 if self.index is None else self.index) & 0xFF)
 
     def __str__(self):
         return self.type if self.index is None else f"{self.type}:{self.index}"
@@ -72,6 +79,8 @@ class device:
 
 
 _CACHE: dict = {}
+# c10::DeviceType's numbers for the types onion knows (PrivateUse1, under any name, is 20)
+_DEVICE_TYPE_NUMBER = {"cpu": 0, "cuda": 1, "meta": 14, "privateuseone": 20}
 _PRIVATE_NAME = ["privateuseone"]
 
 

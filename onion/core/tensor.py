@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from . import dtype as _dt
 from .creation_meta import check_view_unchanged
-from .geometry import wrap_dim
+from .geometry import is_contiguous_as, wrap_dim
+from .memory_format import contiguous_format, memory_format as memory_format_type
 from .tensor_impl import TensorImpl
 from .tls import tls
 
@@ -110,7 +111,13 @@ class Tensor:
         return impl.storage().data_ptr() + impl.storage_offset() * impl.dtype.itemsize
 
     def is_contiguous(self, memory_format=None) -> bool:
-        return self._impl.is_contiguous()
+        if memory_format is None or memory_format is contiguous_format:
+            return self._impl.is_contiguous()
+        if not isinstance(memory_format, memory_format_type):
+            raise TypeError("is_contiguous(): argument 'memory_format' must be onion.memory_format, not "
+                            f"{type(memory_format).__name__}")
+        impl = self._impl
+        return is_contiguous_as(impl._array.shape, impl.strides, memory_format.name)
 
     def is_floating_point(self) -> bool:
         return self._impl.dtype.is_floating_point
@@ -142,9 +149,13 @@ class Tensor:
 
     @property
     def _base(self):
-        """The tensor this one is a view of (None for a non-view)."""
-        base = self._impl._base
-        return None if base is None else make_tensor(base)
+        """The tensor this one is a view of (None for a non-view): the root's own Python object."""
+        impl = self._impl
+        base = impl._base
+        if base is None:
+            return None
+        root = impl._base_tensor
+        return make_tensor(base) if root is None else root
 
     def _is_view(self) -> bool:
         return self._impl._base is not None

@@ -37,6 +37,7 @@ class TensorImpl:
     grad = None
     output_nr = 0
     _base = None            # the impl this one is a view of (root base)
+    _base_tensor = None     # the root base's Python tensor, which ``Tensor._base`` returns (PyTorch keeps it too)
     _vc = None              # version counter: a one-element list shared with views
     _storage = None
     _offset = 0
@@ -78,13 +79,15 @@ class TensorImpl:
         return self._array.size
 
     def is_contiguous(self) -> bool:
+        a = self._array
+        if a.size == 0:         # an empty tensor is contiguous whatever its strides
+            return True
         expected = 1
-        for size, stride in zip(reversed(self._array.shape), reversed(self.strides)):
-            if size == 0:
-                return True
-            if size != 1 and stride != expected:
-                return False
-            expected *= size
+        for size, stride in zip(reversed(a.shape), reversed(self.strides)):
+            if size != 1:
+                if stride != expected:
+                    return False
+                expected *= size
         return True
 
     # --- storage and version ------------------------------------------------

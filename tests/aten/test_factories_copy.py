@@ -252,12 +252,12 @@ def test_like_permuted_3d_keeps_layout():
 
 
 def test_like_memory_format_contiguous():
-    """memory_format is passed by name here: onion has no torch.contiguous_format objects (see below)."""
     xo, xt = make((3, 4), "float32", 1, layout="transposed")
-    assert geom(onion.zeros_like(xo, memory_format="contiguous_format")) == \
+    assert geom(onion.zeros_like(xo, memory_format=onion.contiguous_format)) == \
         geom(torch.zeros_like(xt, memory_format=torch.contiguous_format))
-    assert geom(xo.clone(memory_format="contiguous_format")) == geom(xt.clone(memory_format=torch.contiguous_format))
-    assert geom(onion.empty_like(xo, memory_format="preserve_format")) == \
+    assert geom(xo.clone(memory_format=onion.contiguous_format)) == \
+        geom(xt.clone(memory_format=torch.contiguous_format))
+    assert geom(onion.empty_like(xo, memory_format=onion.preserve_format)) == \
         geom(torch.empty_like(xt, memory_format=torch.preserve_format))
 
 
@@ -451,3 +451,122 @@ def test_to_two_dtypes_rejected():
     ro = outcome(lambda: onion.zeros(3).to(onion.float32, onion.int32))
     rt = outcome(lambda: torch.zeros(3).to(torch.float32, torch.int32))
     assert ro[0] == rt[0] == "err"
+
+
+# ------------------------------------------------------------------ memory formats
+def test_memory_format_objects_match_torch():
+    for name in ("contiguous_format", "preserve_format", "channels_last", "channels_last_3d"):
+        o, t = getattr(onion, name), getattr(torch, name)
+        assert repr(o) == repr(t).replace("torch.", "onion.") and str(o) == str(t).replace("torch.", "onion.")
+        assert isinstance(o, onion.memory_format) and o is getattr(onion, name) and o == o
+    assert len({onion.channels_last, onion.contiguous_format, onion.channels_last}) == 2
+
+
+def _mf_geom(r):
+    if isinstance(r, (onion.Tensor, torch.Tensor)):
+        return tuple(r.shape), tuple(r.stride()), str(r.dtype).split(".")[-1], r.is_contiguous(), \
+            r.is_contiguous(memory_format=getattr(onion if isinstance(r, onion.Tensor) else torch, "channels_last"))
+    return r
+
+
+# each case takes the library and returns a tensor (or a bool), or raises
+MEMORY_FORMAT_CASES = {
+    "empty-cl": lambda L: L.empty(2, 3, 4, 5, memory_format=L.channels_last),
+    "empty-cl-empty": lambda L: L.empty(2, 0, 3, 3, memory_format=L.channels_last),
+    "empty-cl3d": lambda L: L.empty(2, 3, 4, 5, 6, memory_format=L.channels_last_3d),
+    "empty-cl-rank2": lambda L: L.empty(2, 3, memory_format=L.channels_last),
+    "empty-cl3d-rank4": lambda L: L.empty(2, 3, 4, 5, memory_format=L.channels_last_3d),
+    "empty-preserve": lambda L: L.empty(2, 3, memory_format=L.preserve_format),
+    "empty-meta-cl": lambda L: L.empty(2, 3, 4, 5, memory_format=L.channels_last, device="meta"),
+    "empty_like-cl": lambda L: L.empty_like(L.ones(2, 3, 4, 5), memory_format=L.channels_last),
+    "empty_like-cl-rank2": lambda L: L.empty_like(L.ones(2, 3), memory_format=L.channels_last),
+    "zeros_like-cl": lambda L: L.zeros_like(L.ones(2, 3, 4, 5), memory_format=L.channels_last),
+    "ones_like-keeps-cl": lambda L: L.ones_like(L.ones(2, 3, 4, 5).contiguous(memory_format=L.channels_last)),
+    "full_like-contig": lambda L: L.full_like(L.ones(2, 3, 4, 5).contiguous(memory_format=L.channels_last), 2.,
+                                              memory_format=L.contiguous_format),
+    "clone-cl": lambda L: L.ones(2, 3, 4, 5).clone(memory_format=L.channels_last),
+    "clone-cl-rank2": lambda L: L.ones(2, 3).clone(memory_format=L.channels_last),
+    "clone-cl3d": lambda L: L.ones(2, 3, 4, 5, 6).clone(memory_format=L.channels_last_3d),
+    "clone-keeps-cl": lambda L: L.ones(2, 3, 4, 5).contiguous(memory_format=L.channels_last).clone(),
+    "clone-sliced-cl": lambda L: L.empty(2, 3, 4, 5, memory_format=L.channels_last)[:, :, ::2].clone(),
+    "contiguous-cl": lambda L: L.ones(2, 3, 4, 5).contiguous(memory_format=L.channels_last),
+    "contiguous-cl-is-self": lambda L: (lambda z: z.contiguous(memory_format=L.channels_last) is z)(
+        L.ones(2, 3, 4, 5).contiguous(memory_format=L.channels_last)),
+    "contiguous-cl-back": lambda L: L.ones(2, 3, 4, 5).contiguous(memory_format=L.channels_last).contiguous(),
+    "contiguous-cl-rank2": lambda L: L.ones(2, 3).contiguous(memory_format=L.channels_last),
+    "contiguous-preserve-contig": lambda L: L.ones(2, 3).contiguous(memory_format=L.preserve_format),
+    "contiguous-preserve-t": lambda L: L.ones(2, 3).t().contiguous(memory_format=L.preserve_format),
+    "to-cl": lambda L: L.ones(2, 3, 4, 5).to(memory_format=L.channels_last),
+    "to-cl-not-self": lambda L: L.ones(2, 3, 4, 5).to(memory_format=L.channels_last) is not None and
+    L.ones(2, 3, 4, 5).to(memory_format=L.channels_last).data_ptr() != 0,
+    "to-cl-alias": lambda L: (lambda z: z.to(memory_format=L.channels_last) is z)(
+        L.ones(2, 3, 4, 5).contiguous(memory_format=L.channels_last)),
+    "to-contig-from-cl": lambda L: L.ones(2, 3, 4, 5).contiguous(memory_format=L.channels_last).to(
+        memory_format=L.contiguous_format),
+    "to-dtype-cl": lambda L: L.ones(2, 3, 4, 5).to(L.float64, memory_format=L.channels_last),
+    "to-dtype-cl-rank2": lambda L: L.ones(2, 3).to(L.float64, memory_format=L.channels_last),
+    "double-keeps-cl": lambda L: L.ones(2, 3, 4, 5).contiguous(memory_format=L.channels_last).double(),
+    "float-cl": lambda L: L.ones(2, 3, 4, 5, dtype=L.float64).float(memory_format=L.channels_last),
+    "half-contig": lambda L: L.ones(2, 3, 4, 5).contiguous(memory_format=L.channels_last).half(
+        memory_format=L.contiguous_format),
+    "to-empty-cl": lambda L: L.ones(2, 3, 4, 5)[0:0].to(memory_format=L.channels_last),
+    "to-str-format": lambda L: L.ones(2, 3, 4, 5).to(memory_format="channels_last"),
+    "is_contiguous-str": lambda L: L.ones(2, 3).is_contiguous(memory_format="channels_last"),
+    "is_contiguous-preserve": lambda L: L.ones(2, 3).t().is_contiguous(memory_format=L.preserve_format),
+    "contiguous-str-format": lambda L: L.ones(2, 3).contiguous(memory_format="channels_last"),
+    "contiguous-none-format": lambda L: L.ones(2, 3).contiguous(memory_format=None),
+    "clone-none-format": lambda L: L.ones(2, 3).t().clone(memory_format=None),
+    "empty-none-format": lambda L: L.empty(2, 3, memory_format=None),
+    "empty_like-int-format": lambda L: L.empty_like(L.ones(2, 3), memory_format=1),
+    "meta-clone-cl": lambda L: L.ones(2, 3, 4, 5, device="meta").clone(memory_format=L.channels_last),
+    "meta-like-sliced": lambda L: L.empty_like(L.ones(4, 6, device="meta").t()[::2]),
+}
+
+
+@pytest.mark.parametrize("case", sorted(MEMORY_FORMAT_CASES))
+def test_memory_format_argument(case):
+    fn = MEMORY_FORMAT_CASES[case]
+    ro, rt = outcome(lambda: fn(onion)), outcome(lambda: fn(torch))
+    assert ro[0] == rt[0], (ro, rt)
+    if rt[0] == "ok":
+        assert _mf_geom(ro[1]) == _mf_geom(rt[1])
+    else:
+        same_exc_type(ro[1], rt[1])
+
+
+# non-dense inputs: preserve_format keeps their dim order (infer_dense_strides), dense ones keep their strides
+PRESERVE_INPUTS = {
+    "step-rows": lambda L: L.ones(4, 6)[::2],
+    "step-both": lambda L: L.ones(4, 6)[::2, ::3],
+    "t-step": lambda L: L.ones(4, 6).t()[::2],
+    "permute-step": lambda L: L.ones(2, 3, 4).permute(2, 0, 1)[:, :, ::2],
+    "expanded": lambda L: L.ones(3, 1).expand(3, 4),
+    "expanded-t": lambda L: L.ones(1, 3).expand(4, 3).t(),
+    "size1-stride": lambda L: L.ones(1, 3).t(),
+    "empty-t": lambda L: L.empty(0, 3).t(),
+    "cl-sliced": lambda L: L.empty(2, 3, 4, 5, memory_format=L.channels_last)[:, :, ::2],
+    "as_strided-gap": lambda L: L.empty(100).as_strided((2, 1, 3), (9, 5, 2)),
+}
+PRESERVE_OPS = {
+    "clone": lambda L, x: x.clone(),
+    "empty_like": lambda L, x: L.empty_like(x),
+    "zeros_like": lambda L, x: L.zeros_like(x),
+    "ones_like": lambda L, x: L.ones_like(x),
+    "full_like": lambda L, x: L.full_like(x, 3.),
+    "to-dtype": lambda L, x: x.to(L.float64),
+    "to-copy": lambda L, x: x.to(x.dtype, copy=True),
+    "double": lambda L, x: x.double(),
+}
+
+
+@pytest.mark.parametrize("op", sorted(PRESERVE_OPS))
+@pytest.mark.parametrize("inp", sorted(PRESERVE_INPUTS))
+@pytest.mark.parametrize("device", ("cpu", "meta"))
+def test_preserve_format_follows_input_layout(inp, op, device):
+    def run(L):
+        x = PRESERVE_INPUTS[inp](L)
+        if device == "meta":
+            x = x.to("meta")
+        return PRESERVE_OPS[op](L, x)
+    o, t = run(onion), run(torch)
+    assert _mf_geom(o) == _mf_geom(t)

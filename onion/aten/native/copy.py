@@ -48,22 +48,17 @@ def copy_(self, src, non_blocking=False):
     return self
 
 
-def _like_strides(impl):
-    """``preserve_format``: keep a dense layout, else contiguous (as empty_like does)."""
-    sizes = tuple(impl._array.shape)
-    strides = impl.strides
-    if g.is_non_overlapping_and_dense(sizes, strides):
-        return strides
-    return None
+def _like_strides(impl, memory_format=None):
+    """Strides of a fresh tensor like ``impl`` in ``memory_format`` (a name; None: preserve_format,
+    which keeps a dense layout and otherwise the input's dim order, as empty_like does)."""
+    return g.like_strides(tuple(impl._array.shape), impl.strides, memory_format)
 
 
 def _to_copy(self, dtype=None, layout=None, device=None, pin_memory=None, non_blocking=False, memory_format=None):
     impl = self._impl
     dt = dtype if dtype is not None else impl.dtype
     dev = canonical(device) if device is not None else impl.device
-    strides = None
-    if memory_format in (None, "preserve_format"):
-        strides = _like_strides(impl)
+    strides = _like_strides(impl, memory_format)
     out = empty_tensor(tuple(impl._array.shape), dt, dev, strides)
     if dev.type == "meta" or impl.device.type == "meta":
         if impl.device.type == "meta" and dev.type != "meta":
@@ -82,17 +77,26 @@ def clone(self, memory_format=None):
 
 
 def contiguous(self, memory_format="contiguous_format"):
-    if self._impl.is_contiguous():
+    impl = self._impl
+    if memory_format is None or memory_format == "contiguous_format":
+        if impl.is_contiguous():
+            return self
+        return at.clone(self, "contiguous_format")
+    if g.is_contiguous_as(tuple(impl._array.shape), impl.strides, memory_format):
         return self
-    return at.clone(self, "contiguous_format")
+    if memory_format == "preserve_format":
+        raise RuntimeError("preserve memory format is unsupported by the contiguous operator")
+    return at.clone(self, memory_format)
 
 
 def _to(self, dtype, device, non_blocking, copy, memory_format):
     impl = self._impl
     dt = dtype if dtype is not None else impl.dtype
     dev = canonical(device) if device is not None else impl.device
-    if not copy and dt is impl.dtype and dev == impl.device:
-        return self
+    if not copy and dt is impl.dtype and dev == impl.device and (
+            memory_format is None or memory_format == "preserve_format"
+            or g.suggest_memory_format(tuple(impl._array.shape), impl.strides) == memory_format):
+        return self         # to_will_alias: nothing to change, not even the layout
     return at._to_copy(self, dt, None, dev, None, non_blocking, memory_format)
 
 

@@ -11,6 +11,7 @@ from ...core.device import CPU as _CPU, canonical
 from ...core.promotion import default_dtype_for_scalar
 from ...core.tensor import Tensor
 from .. import iterator as _it
+from .. import view_geometry as g
 from ..tensor_new import MAX_DIMS, allocation_error, check_storage_size, empty_tensor, too_many_dims, wrap_cpu
 from .views import make_view
 from .copy import _like_strides
@@ -31,7 +32,13 @@ def _check_size(size):
 
 
 def empty_memory_format(size, dtype=None, layout=None, device=None, pin_memory=None, memory_format=None):
-    return empty_tensor(_check_size(size), dtype or _dt.get_default_dtype(), canonical(device))
+    size = _check_size(size)
+    strides = None
+    if memory_format is not None and memory_format != "contiguous_format":
+        if memory_format == "preserve_format":
+            raise RuntimeError("unsupported memory format Preserve")
+        strides = g.strides_for_format(size, memory_format)
+    return empty_tensor(size, dtype or _dt.get_default_dtype(), canonical(device), strides)
 
 
 def empty_strided(size, stride, dtype=None, layout=None, device=None, pin_memory=None):
@@ -325,7 +332,7 @@ def _filled_like(self, dtype, device, memory_format, value):
     impl = self._impl
     a = impl._array
     if device is None and impl.device.type == "cpu" and memory_format in (None, "preserve_format") \
-            and a.flags.c_contiguous:
+            and a.flags.c_contiguous and a.size and 1 not in a.shape:   # (size-1 dims keep their strides)
         dt = dtype or impl.dtype
         out = np.empty(a.shape, dt.np)
         out.fill(checked_scalar(value, dt))
@@ -337,9 +344,11 @@ def _like(self, dtype, device, memory_format):
     impl = self._impl
     dt = dtype or impl.dtype
     dev = canonical(device) if device is not None else impl.device
-    strides = None
-    if memory_format in (None, "preserve_format"):
-        strides = _like_strides(impl)
+    if impl.device.type == "meta" and memory_format in (None, "preserve_format"):
+        # PyTorch's Meta *_like run its Python reference, whose layout rule differs from ATen's
+        strides = g.meta_like_strides(tuple(impl._array.shape), impl.strides)
+    else:
+        strides = _like_strides(impl, memory_format)
     return empty_tensor(tuple(impl._array.shape), dt, dev, strides)
 
 

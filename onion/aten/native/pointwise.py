@@ -6,9 +6,8 @@ from .. import iterator as _it
 from ..at import at
 from ..tensor_new import scalar_to_tensor, wrap
 import warnings
-from ..ufunc import _expected_strides
+from ..ufunc import _expected_strides, meta_output_strides
 from ...backends import backend_for
-from .. import view_geometry as g
 from ..tensor_new import empty_tensor
 
 
@@ -97,15 +96,19 @@ def _where_compute(condition, self, other):
 def _where_meta(condition, self, other):
     dt, dev, impls = _where_plan(condition, self, other)
     shape = _it.broadcast_operands([tuple(i._array.shape) for i in impls])
-    strides = tuple(g.output_strides_like(shape, [(tuple(i._array.shape), i.strides) for i in impls]))
-    return empty_tensor(shape, dt, dev, strides)
+    return empty_tensor(shape, dt, dev, meta_output_strides(shape, impls))    # torch's Meta where: the refs' layout
 
 
 def where_self(condition, self, other):
     if condition._impl.device.type == "meta" or self._impl.device.type == "meta":
         return _where_meta(condition, self, other)
     r, dt, dev = _where_compute(condition, self, other)
-    return wrap(r, dt, dev)
+    t = wrap(r, dt, dev)
+    if r.size == 0 and r.ndim > 1:      # an empty array cannot tell its strides: the impl keeps them
+        want = _expected_strides(tuple(r.shape), [condition._impl, self._impl, other._impl])
+        if want is not None:
+            t._impl._strides = want
+    return t
 
 
 def where_self_out(condition, self, other, out):

@@ -51,9 +51,10 @@ def _geom(t):
     return shape, strides, impl._offset
 
 
-def _share(impl, arr, delta):
-    """A view of ``impl`` whose array is ``arr`` (already over ``impl``'s memory), ``delta``
+def _share(src, arr, delta):
+    """A view of tensor ``src`` whose array is ``arr`` (already over its memory), ``delta``
     elements further into the storage: same storage object, version counter and root base."""
+    impl = src._impl
     storage = impl._storage
     if storage is None:
         storage = impl.storage()
@@ -74,7 +75,12 @@ def _share(impl, arr, delta):
         v._inference = True     # a view of an inference tensor is no view for autograd (PyTorch)
     else:
         base = impl._base
-        v._base = impl if base is None else base
+        if base is None:        # the root's Python object too, so that ``_base`` is that very tensor
+            v._base = impl
+            v._base_tensor = src
+        else:
+            v._base = base
+            v._base_tensor = impl._base_tensor
         if impl._creation_meta or not tls.grad_enabled:
             note_view_creation(v, impl)
     t = _new(Tensor)
@@ -118,7 +124,7 @@ def make_view(self, sizes, strides, offset):
             raise view_error(sizes, e) from None
     else:
         arr = backend_for(device).view(storage, sizes, strides, offset, dt.np)
-    t = _share(impl, arr, offset - impl._offset)
+    t = _share(self, arr, offset - impl._offset)
     if empty:
         t._impl._strides = strides
     return t
@@ -139,7 +145,7 @@ def view(self, size):
                 if out.shape != size:
                     # a -1 filled in, or a negative NumPy takes and PyTorch refuses: ask PyTorch's rule
                     g.infer_size(tuple(size), arr.size)
-                return _share(impl, out, 0)
+                return _share(self, out, 0)
     return make_view(self, *g.view(*_geom(self), tuple(size)))
 
 
@@ -152,7 +158,7 @@ def t(self):
     if impl.device is _CPU:
         arr = impl._array
         if arr.size and arr.ndim <= 2:      # 0-d and 1-d: the same geometry
-            return _share(impl, arr.T, 0)
+            return _share(self, arr.T, 0)
     return make_view(self, *g.t(*_geom(self)))
 
 
@@ -162,7 +168,7 @@ def transpose(self, dim0, dim1):
     if impl.device is _CPU and arr.size:
         n = arr.ndim
         if -n <= dim0 < n and -n <= dim1 < n:
-            return _share(impl, arr.swapaxes(dim0, dim1), 0)
+            return _share(self, arr.swapaxes(dim0, dim1), 0)
     return make_view(self, *g.transpose(*_geom(self), dim0, dim1))
 
 
@@ -176,7 +182,7 @@ def permute(self, dims):
             except (ValueError, TypeError, IndexError):
                 out = None      # PyTorch's error comes from the general road below
             if out is not None:
-                return _share(impl, out, 0)
+                return _share(self, out, 0)
     return make_view(self, *g.permute(*_geom(self), tuple(dims)))
 
 
@@ -201,7 +207,7 @@ def unsqueeze(self, dim):
             # sizes after it) is the row-major one NumPy gives a contiguous reshape
             if dim < 0:
                 dim += n + 1
-            return _share(impl, arr.reshape(shape[:dim] + (1,) + shape[dim:]), 0)
+            return _share(self, arr.reshape(shape[:dim] + (1,) + shape[dim:]), 0)
     return make_view(self, *g.unsqueeze(*_geom(self), dim))
 
 
@@ -209,7 +215,7 @@ def squeeze(self):
     impl = self._impl
     arr = impl._array
     if impl.device is _CPU and arr.size:
-        return _share(impl, arr.squeeze(), 0)
+        return _share(self, arr.squeeze(), 0)
     return make_view(self, *g.squeeze(*_geom(self), None))
 
 
@@ -237,7 +243,7 @@ def select(self, dim, index):
                     out = arr[index] if n > 1 else arr[index, ...]
                 else:
                     out = arr[_LEAD[d] + (index, Ellipsis)]
-                return _share(impl, out, index * arr.strides[d] // impl.dtype.itemsize)
+                return _share(self, out, index * arr.strides[d] // impl.dtype.itemsize)
     return make_view(self, *g.select(*_geom(self), dim, index))
 
 
@@ -262,8 +268,8 @@ def slice(self, dim=0, start=None, end=None, step=1):  # noqa: A001 - the operat
             if hi > lo:          # not empty
                 delta = lo * arr.strides[dim] // impl.dtype.itemsize
                 if dim == 0:
-                    return _share(impl, arr[lo:hi:step], delta)
-                return _share(impl, arr[_LEAD[dim] + (_py_slice(lo, hi, step),)], delta)
+                    return _share(self, arr[lo:hi:step], delta)
+                return _share(self, arr[_LEAD[dim] + (_py_slice(lo, hi, step),)], delta)
     return make_view(self, *g.slice(*_geom(self), dim, start, end, step))
 
 
@@ -279,7 +285,7 @@ def alias(self):
     impl = self._impl
     arr = impl._array
     if impl.device is _CPU and arr.size:
-        return _share(impl, arr.view(), 0)
+        return _share(self, arr.view(), 0)
     return make_view(self, *g.alias(*_geom(self)))
 
 
@@ -298,6 +304,7 @@ def _unsafe_view(self, size):
         return _unsafe_view(clone(self, "contiguous_format"), shape)
     out = make_view(self, shape, strides, impl.storage_offset())
     out._impl._base = None
+    out._impl._base_tensor = None
     out._impl._vc = [0]
     return out
 
