@@ -108,12 +108,16 @@ def check_out_dtype(result_dtype, out_dtype) -> None:
                            f"type {out_dtype.scalar_type_name}")
 
 
-def resize_out(out, shape) -> None:
-    """Resize an ``out=`` tensor as at::native::resize_output does (warning if it had data)."""
+def resize_out(out, shape, layout=None) -> None:
+    """Resize an ``out=`` tensor as at::native::resize_output does (warning if it had data).
+
+    ``layout`` (a function of nothing, asked only when a resize happens) gives the strides the output
+    takes then, as TensorIterator's resized outputs follow the inputs' layout; row-major without it."""
     impl = out._impl
     shape = tuple(shape)
     if tuple(impl._array.shape) == shape:
         return
+    strides = None if layout is None else layout()
     if impl._array.size != 0:
         warnings.warn(
             f"An output with one or more elements was resized since it had shape {list(impl._array.shape)}, "
@@ -129,13 +133,17 @@ def resize_out(out, shape) -> None:
     offset = impl.storage_offset()
     if (offset + n) * impl.dtype.itemsize <= storage._nbytes:
         # as resize_: the memory stays where it is (views of it keep seeing it), now contiguous
-        impl._array = b.view(storage, shape, contiguous_strides(shape), 0 if n == 0 else offset, impl.dtype.np)
+        impl._array = b.view(storage, shape, strides or contiguous_strides(shape), 0 if n == 0 else offset,
+                             impl.dtype.np)
         return
     if impl._base is not None:
         raise RuntimeError("resize_ on a view of another tensor is not supported by onion when the storage must "
                            "grow; pass a fresh tensor as out=")
     try:
-        arr = b.empty(shape, impl.dtype.np, impl.device)
+        if strides:
+            arr = b.empty_strided(shape, strides, impl.dtype.np, impl.device)
+        else:
+            arr = b.empty(shape, impl.dtype.np, impl.device)
     except (ValueError, MemoryError) as e:     # PyTorch's RuntimeError, and ``out`` left as it was
         raise allocation_error(shape, impl.dtype.itemsize, e) from None
     impl._array = arr
@@ -193,10 +201,11 @@ def check_no_partial_overlap(out_impl, inputs) -> None:
             raise RuntimeError(_PARTIAL_OVERLAP)
 
 
-def write_out(opname: str, out, result_array, result_dtype, inplace: bool = False, inputs=()):
+def write_out(opname: str, out, result_array, result_dtype, inplace: bool = False, inputs=(), layout=None):
     """Copy a computed array into ``out`` (in place or ``out=``), with PyTorch's checks.
 
-    ``inputs`` (impls) are checked for partial memory overlap with ``out``."""
+    ``inputs`` (impls) are checked for partial memory overlap with ``out``; ``layout`` gives a resized
+    ``out`` its strides (see ``resize_out``)."""
     impl = out._impl
     if impl._inference:
         impl.check_writable()
@@ -211,7 +220,7 @@ def write_out(opname: str, out, result_array, result_dtype, inplace: bool = Fals
     if result_dtype is not impl.dtype:
         check_out_dtype(result_dtype, impl.dtype)
     if not inplace:
-        resize_out(out, shape)
+        resize_out(out, shape, layout)
     xp_copy(impl._array, result_array)
     impl.bump_version()
     return out

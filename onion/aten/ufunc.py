@@ -317,7 +317,8 @@ def out_variant(opname: str, formula: UfuncFormula, operands, scalars, out):
         raise
     _it.check_iterator_output(dev, out._impl)
     _out_check(formula, operands, out_dtype, out, False)
-    return _it.write_out(opname, out, r, out_dtype, inputs=impls)
+    return _it.write_out(opname, out, r, out_dtype, inputs=impls,
+                         layout=lambda: _expected_strides(tuple(r.shape), impls))
 
 
 def _out_check(formula: UfuncFormula, operands, result_dtype, out, inplace) -> None:
@@ -382,7 +383,7 @@ def meta_out(opname, formula, operands, scalars, out):
     _out_check(formula, operands, out_dtype, out, False)
     if out_dtype is not out._impl.dtype:
         _it.check_out_dtype(out_dtype, out._impl.dtype)
-    _it.resize_out(out, shape)
+    _it.resize_out(out, shape)      # torch's Meta out= (the refs' wrapper) resizes row-major
     return out
 
 
