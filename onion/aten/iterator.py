@@ -132,6 +132,14 @@ def check_internal_overlap(impl) -> None:
         raise RuntimeError(_INTERNAL_OVERLAP)
 
 
+def iterator_out(out, shape) -> None:
+    """An ``out=`` a TensorIterator-built kernel fills (arange, linspace): the internal-overlap check comes
+    before the resize, as in TensorIterator's build (structured reductions and bmm resize first, and
+    PyTorch lets them write into an expanded ``out``)."""
+    check_internal_overlap(out._impl)
+    resize_out(out, shape)
+
+
 def _byte_span(a):
     """(first byte, one past the last byte) of a dense NumPy array."""
     start = a.__array_interface__["data"][0]
@@ -202,4 +210,4 @@ def xp_copy(dst, src) -> None:
 
 
 __all__ = ["priority", "common_dtype2", "common_dtype", "check_devices", "broadcast_error", "broadcast_operands",
-           "check_out_dtype", "resize_out", "write_out", "check_internal_overlap", "check_no_partial_overlap"]
+           "check_out_dtype", "resize_out", "write_out", "check_internal_overlap", "iterator_out", "check_no_partial_overlap"]

@@ -20,8 +20,29 @@ from ..core.promotion import WRAPPED, result_type_of, scalar_dtype
 from ..core.tensor import Tensor
 
 
+_PY_DTYPES = {float: _dt.float64, int: _dt.int64, bool: _dt.bool, complex: _dt.complex128}
+
+
+def check_dtype_arg(fn: str, dtype):
+    """``dtype=`` as PyTorch's parser takes it: a dtype, a Python number type, or None."""
+    if dtype is None or isinstance(dtype, _dt.dtype):
+        return dtype
+    if isinstance(dtype, type) and dtype in _PY_DTYPES:
+        return _PY_DTYPES[dtype]
+    raise TypeError(f"{fn}(): argument 'dtype' must be onion.dtype, not {type(dtype).__name__}")
+
+
+def check_bool_arg(fn: str, name: str, value, position=None):
+    if not isinstance(value, bool):
+        where = "" if position is None else f" (position {position})"
+        raise TypeError(f"{fn}(): argument '{name}'{where} must be bool, not {type(value).__name__}")
+    return value
+
+
 def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=False):
     """A new tensor copying ``data`` (nested lists, scalars, NumPy arrays or tensors)."""
+    dtype = check_dtype_arg("tensor", dtype)
+    check_bool_arg("tensor", "requires_grad", requires_grad)
     dev = canonical(device)
     if isinstance(data, Tensor):
         src = data.detach() if hasattr(data, "detach") else data
@@ -75,7 +96,8 @@ def from_numpy(array) -> Tensor:
     return wrap(array, dt, CPU)
 
 
-def as_tensor(data, dtype=None, device=None) -> Tensor:
+def as_tensor(data, *, dtype=None, device=None) -> Tensor:
+    dtype = check_dtype_arg("as_tensor", dtype)
     if isinstance(data, Tensor):
         return data.to(dtype=dtype, device=device) if (dtype or device) else data
     if isinstance(data, np.ndarray) and dtype is None and canonical(device) == CPU:
@@ -89,6 +111,8 @@ def is_tensor(obj) -> bool:
 
 
 def numel(t) -> int:
+    if not isinstance(t, Tensor):
+        raise TypeError(f"numel(): argument 'input' (position 1) must be Tensor, not {type(t).__name__}")
     return t.numel()
 
 
@@ -98,8 +122,10 @@ def result_type(tensor1, tensor2):
     for x in (tensor1, tensor2):
         if isinstance(x, Tensor):
             ops.append((x._impl.dtype, priority(x._impl)))
-        elif isinstance(x, (numbers.Number, bool)):
-            ops.append((scalar_dtype(x), WRAPPED))
+        elif isinstance(x, numbers.Integral) and not isinstance(x, bool) and not -(2 ** 63) <= x < 2 ** 64:
+            raise OverflowError(f"result_type(): int too big to convert: {x}")
+        elif isinstance(x, (numbers.Number, bool, np.bool_)):
+            ops.append((scalar_dtype(float(x) if isinstance(x, np.bool_) else x), WRAPPED))
         else:
             raise TypeError(f"result_type(): argument must be Tensor or Number, not {type(x).__name__}")
     return result_type_of(tuple(ops))

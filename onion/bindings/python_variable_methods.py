@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import numbers
 
+import numpy as np
+
 from ..aten.at import at
 from ..aten.tensor_new import scalar_to_tensor
 from ..autograd.engine import backward as _autograd_backward, run_backward as _run_backward
@@ -57,14 +59,14 @@ def _index_general(self, key):
         else:
             n_real += 1
     ndim = self._impl._array.ndim
-    if n_ellipsis > 1:
-        raise IndexError("an index can only have a single ellipsis ('...')")
     if n_real > ndim:
         raise IndexError(f"too many indices for tensor of dimension {ndim}")
+    skip = ndim - n_real     # what each ellipsis stands for: PyTorch lets every one of several skip as much
     out = self
     dim = 0
     for k in key:
         if type(k) is int:
+            _check_index_int(k)
             shape = out._impl._array.shape
             if not shape:
                 raise IndexError("invalid index of a 0-dim tensor. Use `tensor.item()` in Python or "
@@ -73,8 +75,7 @@ def _index_general(self, key):
                 raise IndexError(f"index {k} is out of bounds for dimension {dim} with size {shape[dim]}")
             out = at.select_int(out, dim, k)
         elif k is Ellipsis:
-            dim += ndim - n_real
-            n_real = ndim
+            dim += skip
         elif k is None:
             out = at.unsqueeze(out, dim)
             dim += 1
@@ -96,7 +97,7 @@ def _index_general(self, key):
             if not shape:
                 raise IndexError("invalid index of a 0-dim tensor. Use `tensor.item()` in Python or "
                                  "`tensor.item<T>()` in C++ to convert a 0-dim tensor to a number")
-            i = int(k)
+            i = _check_index_int(int(k))
             if i < -shape[dim] or i >= shape[dim]:
                 raise IndexError(f"index {i} is out of bounds for dimension {dim} with size {shape[dim]}")
             out = at.select_int(out, dim, i)
@@ -106,6 +107,12 @@ def _index_general(self, key):
     if out is self:
         out = at.alias(self)
     return out
+
+
+def _check_index_int(i: int) -> int:
+    if -(2 ** 63) <= i < 2 ** 63:
+        return i
+    raise ValueError(f"index {i} does not fit in int64 (Overflow when unpacking long long)")
 
 
 def _as_int(v) -> int:
@@ -124,37 +131,80 @@ def _setitem(self, key, value):
         self._impl.bump_version()
 
 
-def _conv(dtype):
-    def method(self, memory_format=None):
+def _check_memory_format(fn, memory_format):
+    if memory_format is not None and type(memory_format).__name__ != "memory_format":
+        raise TypeError(f"{fn}(): argument 'memory_format' must be onion.memory_format, not "
+                        f"{type(memory_format).__name__}")
+
+
+def _conv(dtype, name):
+    def method(self, *, memory_format=None):
+        _check_memory_format(name, memory_format)
         return self.to(dtype)
+    method.__name__ = name
     return method
 
 
 _PY_TYPES = {float: _dt.float64, int: _dt.int64, bool: _dt.bool, complex: _dt.complex128}
 
 
-def _to(self, *args, dtype=None, device=None, non_blocking=False, copy=False, memory_format=None):
-    """``Tensor.to(device)``, ``.to(dtype)``, ``.to(device, dtype)``, ``.to(other)`` and keywords."""
+def _to_got(args, kwargs) -> str:
+    names = [type(a).__name__ for a in args] + [f"{k}={type(v).__name__}" for k, v in kwargs.items()]
+    return "(" + ", ".join(names) + ")"
+
+
+_TO_SIGNATURES = ("\n * (onion.device device = None, onion.dtype dtype = None, bool non_blocking = False, "
+                  "bool copy = False, *, onion.memory_format memory_format = None)"
+                  "\n * (onion.dtype dtype, bool non_blocking = False, bool copy = False, *, "
+                  "onion.memory_format memory_format = None)"
+                  "\n * (Tensor tensor, bool non_blocking = False, bool copy = False, *, "
+                  "onion.memory_format memory_format = None)")
+
+
+def _to(self, *args, **kwargs):
+    """``Tensor.to(device, dtype)``, ``.to(dtype)``, ``.to(other)`` and keywords, with PyTorch's three
+    signatures: positional arguments in that order, then ``non_blocking`` and ``copy`` (bools)."""
+    def refuse():
+        return TypeError(f"to() received an invalid combination of arguments - got {_to_got(args, kwargs)}, "
+                         f"but expected one of:{_TO_SIGNATURES}")
+    unknown = set(kwargs) - {"dtype", "device", "non_blocking", "copy", "memory_format"}
+    if unknown:
+        raise refuse()
+    dtype, device = kwargs.get("dtype"), kwargs.get("device")
+    non_blocking, copy = kwargs.get("non_blocking", False), kwargs.get("copy", False)
+    memory_format = kwargs.get("memory_format")
+    stage = 0           # 0: device may come, 1: dtype may come, 2: only the two bools
+    flags = []
     for a in args:
-        if isinstance(a, Tensor):
-            dtype, device = a._impl.dtype, a._impl.device
-        elif isinstance(a, _dt.dtype):
-            dtype = a
-        elif a in _PY_TYPES:
-            dtype = _PY_TYPES[a]
-        elif isinstance(a, (str, _device)) or (isinstance(a, numbers.Integral) and not isinstance(a, bool)):
-            device = a if not isinstance(a, numbers.Integral) else _device("cuda", a)
-        elif isinstance(a, bool):
-            non_blocking = a
-        elif a is None:
-            continue
+        if isinstance(a, Tensor) and stage == 0:
+            dtype, device, stage = a._impl.dtype, a._impl.device, 2
+        elif isinstance(a, _dt.dtype) and stage <= 1:
+            dtype, stage = a, 2
+        elif isinstance(a, type) and a in _PY_TYPES and stage <= 1:
+            dtype, stage = _PY_TYPES[a], 2
+        elif stage == 0 and (isinstance(a, (str, _device)) or
+                             (isinstance(a, numbers.Integral) and not isinstance(a, bool))):
+            device, stage = (_device("cuda", a) if isinstance(a, numbers.Integral) else a), 1
+        elif isinstance(a, bool) and len(flags) < 2:
+            flags.append(a)
+            stage = 2
+        elif a is None and stage <= 1:
+            stage += 1
         else:
-            raise TypeError(f"to() received an invalid combination of arguments - got ({type(a).__name__})")
-    dtype = _PY_TYPES.get(dtype, dtype)
+            raise refuse()
+    if flags:
+        non_blocking = flags[0]
+        copy = flags[1] if len(flags) > 1 else copy
+    if isinstance(dtype, type) and dtype in _PY_TYPES:
+        dtype = _PY_TYPES[dtype]
     if dtype is not None and not isinstance(dtype, _dt.dtype):
-        raise TypeError(f"to(): argument 'dtype' must be onion.dtype, not {type(dtype).__name__}")
+        raise refuse()
+    if device is not None and not isinstance(device, (str, _device)):
+        raise refuse()
     if not isinstance(non_blocking, bool) or not isinstance(copy, bool):
-        raise TypeError("to(): arguments 'non_blocking' and 'copy' must be bool")
+        raise refuse()
+    if memory_format is not None and type(memory_format).__name__ != "memory_format":
+        raise refuse()
     return at.to_dtype_layout(self, dtype, None, None if device is None else canonical(device), None,
                               non_blocking, copy, memory_format)
 
@@ -189,7 +239,7 @@ def _detach(self):
 
 def _detach_(self):
     impl = self._impl
-    if impl._base is not None and impl.grad_fn is not None:
+    if impl._base is not None:
         raise RuntimeError("Can't detach views in-place. Use detach() instead.")
     impl.grad_fn = None
     impl.requires_grad = False
@@ -230,6 +280,16 @@ def _repr(self, *, tensor_contents=None):
                          extras=tuple(extras))
 
 
+def _reflected(fn):
+    """A reflected operator (``2 - t``) returns NotImplemented for an operand that is no number, so that
+    Python raises its own TypeError (or tries the other operand), as torch.Tensor's do."""
+    def method(self, other):
+        if not isinstance(other, (Tensor, numbers.Number, np.bool_)):
+            return NotImplemented
+        return fn(self, other)
+    return method
+
+
 _REVERSED_DIMS = tuple(tuple(range(n - 1, -1, -1)) for n in range(65))     # what Tensor.T permutes by, per rank
 
 
@@ -252,13 +312,14 @@ EXTRA_METHODS = {
     "__setitem__": _setitem,
     "cpu": lambda self: self.to("cpu"),
     "cuda": lambda self, device=None: self.to(device if device is not None else "cuda"),
-    "float": _conv(_dt.float32), "double": _conv(_dt.float64), "half": _conv(_dt.float16),
-    "bfloat16": _conv(_dt.bfloat16), "long": _conv(_dt.int64), "int": _conv(_dt.int32),
-    "short": _conv(_dt.int16), "bool": _conv(_dt.bool), "byte": _conv(_dt.uint8), "char": _conv(_dt.int8),
-    "__rsub__": lambda self, other: at.rsub_Scalar(self, other, 1) if not isinstance(other, Tensor)
-    else at.sub_Tensor(other, self, 1),
-    "__rtruediv__": lambda self, other: at.div_Tensor(scalar_to_tensor(other, self._impl.device), self),
-    "__rpow__": lambda self, other: at.pow_Scalar(other, self),
+    **{name: _conv(dt, name) for name, dt in (
+        ("float", _dt.float32), ("double", _dt.float64), ("half", _dt.float16), ("bfloat16", _dt.bfloat16),
+        ("long", _dt.int64), ("int", _dt.int32), ("short", _dt.int16), ("bool", _dt.bool), ("byte", _dt.uint8),
+        ("char", _dt.int8))},
+    "__rsub__": _reflected(lambda self, other: at.rsub_Scalar(self, other, 1) if not isinstance(other, Tensor)
+                           else at.sub_Tensor(other, self, 1)),
+    "__rtruediv__": _reflected(lambda self, other: at.div_Tensor(scalar_to_tensor(other, self._impl.device), self)),
+    "__rpow__": _reflected(lambda self, other: at.pow_Scalar(other, self)),
     "__pos__": lambda self: self,
     "T": property(_T),
     "mT": property(lambda self: at.transpose_int(self, -2, -1)),

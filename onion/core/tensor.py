@@ -38,8 +38,10 @@ class Size(tuple):
 
 
 def _dim_arg(dim, method: str) -> int:
-    if not isinstance(dim, int):
+    if not isinstance(dim, int) or isinstance(dim, bool):
         raise TypeError(f"{method}(): argument 'dim' (position 1) must be int, not {type(dim).__name__}")
+    if not -(2 ** 63) <= dim < 2 ** 63:
+        raise ValueError(f"{method}(): argument 'dim' {dim} does not fit in int64 (Overflow when unpacking long long)")
     return dim
 
 
@@ -160,6 +162,9 @@ class Tensor:
         self.requires_grad_(value)
 
     def requires_grad_(self, requires_grad: bool = True) -> "Tensor":
+        if not isinstance(requires_grad, bool):
+            raise TypeError("requires_grad_(): argument 'requires_grad' (position 1) must be bool, not "
+                            f"{type(requires_grad).__name__}")
         impl = self._impl
         if requires_grad and not (impl.dtype.is_floating_point or impl.dtype.is_complex):
             raise RuntimeError("only Tensors of floating point dtype can require gradients")

@@ -252,13 +252,17 @@ def test_like_permuted_3d_keeps_layout():
 
 
 def test_like_memory_format_contiguous():
-    """memory_format is passed by name here: onion has no torch.contiguous_format objects (see below)."""
+    """memory_format takes onion's markers (a name as a string is refused, as torch refuses it)."""
     xo, xt = make((3, 4), "float32", 1, layout="transposed")
-    assert geom(onion.zeros_like(xo, memory_format="contiguous_format")) == \
+    assert geom(onion.zeros_like(xo, memory_format=onion.contiguous_format)) == \
         geom(torch.zeros_like(xt, memory_format=torch.contiguous_format))
-    assert geom(xo.clone(memory_format="contiguous_format")) == geom(xt.clone(memory_format=torch.contiguous_format))
-    assert geom(onion.empty_like(xo, memory_format="preserve_format")) == \
+    assert geom(xo.clone(memory_format=onion.contiguous_format)) == \
+        geom(xt.clone(memory_format=torch.contiguous_format))
+    assert geom(onion.empty_like(xo, memory_format=onion.preserve_format)) == \
         geom(torch.empty_like(xt, memory_format=torch.preserve_format))
+    for o_call, t_call in ((lambda: onion.zeros_like(xo, memory_format="contiguous_format"),
+                            lambda: torch.zeros_like(xt, memory_format="contiguous_format")),):
+        check_same(o_call, t_call)
 
 
 def test_memory_format_objects_exist():
@@ -446,10 +450,8 @@ def test_to_bad_args():
         same_exc_type(ro[1], rt[1])
 
 
-@pytest.mark.xfail(strict=True, reason="python_variable_methods._to takes positional arguments in any order and "
-                   "lets a later dtype replace an earlier one; torch's overloads (device, dtype) / (dtype) / (other) "
-                   "reject to(float32, int32) with TypeError")
 def test_to_two_dtypes_rejected():
+    """torch's overloads (device, dtype) / (dtype) / (other) take their arguments in that order only."""
     ro = outcome(lambda: onion.zeros(3).to(onion.float32, onion.int32))
     rt = outcome(lambda: torch.zeros(3).to(torch.float32, torch.int32))
     assert ro[0] == rt[0] == "err"

@@ -155,13 +155,15 @@ def _arange_values(start, end, step, dt):
     if dt is _dt.bool or dt.is_complex:
         raise NotImplementedError(f'"arange_cpu" not implemented for \'{dt.scalar_type_name}\'')
     start, end, step = _real_arg(start), _real_arg(end), _real_arg(step)
-    if step == 0:
+    if step == 0 or step != step:       # a NaN step is refused as a zero one
         raise RuntimeError("step must be nonzero")
     for v in (start, end):
         if isinstance(v, float) and not math.isfinite(v):
             raise RuntimeError(f"unsupported range: {_fmt(start)} -> {_fmt(end)}")
     integral = dt.category == 1
     if dt is _dt.int64:
+        if isinstance(step, float) and not math.isfinite(step):
+            raise RuntimeError("value cannot be converted to type int64_t without overflow")
         xs, xe, xst = int(start), int(end), int(step)
         if xst == 0:
             raise ValueError("step must be nonzero")
@@ -215,7 +217,7 @@ def arange_start(start, end, dtype=None, layout=None, device=None, pin_memory=No
 
 def arange_start_out(start, end, step, out):
     vals = _arange_values(start, end, step, out._impl.dtype)
-    _it.resize_out(out, (len(vals),))
+    _it.iterator_out(out, (len(vals),))
     if out._impl.device.type != "meta":
         _it.xp_copy(out._impl._array, _to_dtype_array(vals, out._impl.dtype))
     out._impl.bump_version()
@@ -265,7 +267,7 @@ def linspace(start, end, steps, dtype=None, layout=None, device=None, pin_memory
 
 def linspace_out(start, end, steps, out):
     vals = _linspace_values(start, end, steps, out._impl.dtype)
-    _it.resize_out(out, (steps,))
+    _it.iterator_out(out, (steps,))
     if out._impl.device.type != "meta":
         _it.xp_copy(out._impl._array, _to_dtype_array(vals, out._impl.dtype))
     out._impl.bump_version()
