@@ -11,9 +11,6 @@ H_DEV = "owned by hardening branch h-dev (device checks, meta mixing, out= that 
 H_CONV = ("owned by hardening branch h-conv (tensor()/setitem value conversions, factories with huge or negative "
           "sizes, backward argument checks)")
 H_GEOM = "owned by hardening branch h-geom (memory_format, contiguity, strides)"
-LINSPACE_TENSOR = ("linspace has no Tensor overloads (linspace.Tensor_Tensor, .Tensor_Scalar, .Scalar_Tensor): a "
-                   "1-D bound is refused by the argument parser (TypeError) where PyTorch's overload raises "
-                   "RuntimeError 'linspace only supports 0-dimensional start and end tensors'")
 
 KNOWN_FAILURES: dict[str, str] = {
     # H_DEV
@@ -145,11 +142,6 @@ KNOWN_FAILURES: dict[str, str] = {
     'ones_like(T(3, 3), memory_format=channels_last)': H_GEOM,
     'zeros_like(T(3, 3), memory_format=channels_last)': H_GEOM,
 
-    # open here
-    'linspace(T(2), 4, 4)': LINSPACE_TENSOR,
-    'linspace(0, T(2), 4)': LINSPACE_TENSOR,
-    'linspace(T(2), 4, 4, out=T(4))': LINSPACE_TENSOR,
-    'linspace(0, T(2), 4, out=T(4))': LINSPACE_TENSOR,
 }
 
 

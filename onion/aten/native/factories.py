@@ -274,6 +274,52 @@ def linspace_out(start, end, steps, out):
     return out
 
 
+def _linspace_bound(name, t):
+    """A Tensor bound of linspace: 0-dim only, read as its number."""
+    if not hasattr(t, "_impl"):
+        return t
+    if t._impl._array.ndim != 0:
+        raise RuntimeError(f"linspace only supports 0-dimensional start and end tensors, but got {name} with "
+                           f"{t._impl._array.ndim} dimension(s).")
+    return t.item()
+
+
+def _linspace_tensor(start, end, steps, dtype, layout, device, pin_memory):
+    from ..at import at
+    return at.linspace(_linspace_bound("start", start), _linspace_bound("end", end), steps, dtype, layout, device,
+                       pin_memory)
+
+
+def _linspace_tensor_out(start, end, steps, out):
+    from ..at import at
+    return at.linspace_out(_linspace_bound("start", start), _linspace_bound("end", end), steps, out)
+
+
+# linspace's Tensor overloads (PyTorch's, for 0-dim bounds): CompositeImplicitAutograd bodies, found by name
+def linspace_Tensor_Tensor(start, end, steps, dtype=None, layout=None, device=None, pin_memory=None):
+    return _linspace_tensor(start, end, steps, dtype, layout, device, pin_memory)
+
+
+def linspace_Tensor_Scalar(start, end, steps, dtype=None, layout=None, device=None, pin_memory=None):
+    return _linspace_tensor(start, end, steps, dtype, layout, device, pin_memory)
+
+
+def linspace_Scalar_Tensor(start, end, steps, dtype=None, layout=None, device=None, pin_memory=None):
+    return _linspace_tensor(start, end, steps, dtype, layout, device, pin_memory)
+
+
+def linspace_Tensor_Tensor_out(start, end, steps, out):
+    return _linspace_tensor_out(start, end, steps, out)
+
+
+def linspace_Tensor_Scalar_out(start, end, steps, out):
+    return _linspace_tensor_out(start, end, steps, out)
+
+
+def linspace_Scalar_Tensor_out(start, end, steps, out):
+    return _linspace_tensor_out(start, end, steps, out)
+
+
 def scalar_tensor(s, dtype=None, layout=None, device=None, pin_memory=None):
     t = empty_tensor((), dtype or _dt.get_default_dtype(), canonical(device))
     return _fill(t, s)
