@@ -22,6 +22,10 @@ ALLOW_NUMBERS_AS_TENSORS = frozenset({
     "add", "add_", "div", "div_", "mul", "mul_", "sub", "sub_", "true_divide", "true_divide_",
     "to", "_to_copy", "copy_", "floor_divide", "floor_divide_"})
 
+# overloads PyTorch does not bind in Python (a Python number goes to the Tensor overload instead)
+HIDDEN_IN_PYTHON = frozenset(f"aten::{n}.{o}" for n in ("add", "add_", "sub", "sub_", "mul", "mul_", "div", "div_")
+                             for o in ("Scalar", "Scalar_mode"))
+
 _TYPE_NAMES = {"Scalar": "Number", "SymInt": "int", "ScalarType": "dtype", "Device": "Device",
                "MemoryFormat": "memory_format", "Layout": "layout"}
 
@@ -38,6 +42,7 @@ class _NoMatch(Exception):
     def __init__(self, param=None, value=None):
         self.param = param
         self.value = value
+        self.sig = None
 
 
 class BadArgument(Exception):
@@ -327,6 +332,7 @@ class PyFunction:
             try:
                 values, extra = sig.bind(args, kwargs or {}, self_tensor)
             except _NoMatch as e:
+                e.sig = sig
                 refusals.append(e)
                 continue
             except BadArgument as e:
@@ -339,8 +345,12 @@ class PyFunction:
         raise TypeError(self.error(args, kwargs, refusals))
 
     def error(self, args, kwargs, refusals=()) -> str:
-        if len(refusals) == 1 and refusals[0].param is not None:
-            p, v = refusals[0].param, refusals[0].value
+        # as PyTorch: a name with one signature (out= variants merged) says which argument is wrong; the
+        # Scalar twins PyTorch does not bind in Python (add.Scalar...) do not count
+        shown = [r for r in refusals if r.sig is None or str(r.sig.schema.name) + "." +
+                 r.sig.schema.overload_name not in HIDDEN_IN_PYTHON]
+        if len(shown) == 1 and shown[0].param is not None:
+            p, v = shown[0].param, shown[0].value
             where = "" if p.kwarg_only else f" (position {self._position(p)})"
             want = p.type_text if isinstance(p, _ExtraParam) else _type_text(p.arg)
             return f"{self.name}(): argument '{p.name}'{where} must be {want}, not {type(v).__name__}"
