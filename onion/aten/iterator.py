@@ -173,15 +173,18 @@ def check_no_partial_overlap(out_impl, inputs) -> None:
             raise RuntimeError(_PARTIAL_OVERLAP)
 
 
-def write_out(opname: str, out, result_array, result_dtype, inplace: bool = False, inputs=()):
+def write_out(opname: str, out, result_array, result_dtype, inplace: bool = False, inputs=(),
+              check_overlap: bool = True):
     """Copy a computed array into ``out`` (in place or ``out=``), with PyTorch's checks.
 
-    ``inputs`` (impls) are checked for partial memory overlap with ``out``."""
+    ``inputs`` (impls) are checked for partial memory overlap with ``out``; ``check_overlap=False`` for the
+    kernels PyTorch lets write into an expanded ``out`` (its elements then overwrite each other)."""
     impl = out._impl
     if impl._inference:
         impl.check_writable()
     # TensorIterator's order: memory overlap, shapes, dtypes, then resizing the output
-    check_internal_overlap(impl)
+    if check_overlap:
+        check_internal_overlap(impl)
     if inputs:
         check_no_partial_overlap(impl, inputs)
     shape = tuple(result_array.shape)

@@ -83,6 +83,8 @@ CASES = {
     "add_ on expanded": lambda L: L.ones(1).expand(3).add_(1),
     "fill_ on expanded": lambda L: L.ones(1).expand(3).fill_(2),
     "add out=expanded": lambda L: L.add(L.ones(3), 1, out=L.ones(1).expand(3)),
+    "mean out=expanded": lambda L: L.mean(L.ones(3, 3), 1, out=L.ones(1).expand(3)),
+    "mm out=expanded": lambda L: L.mm(L.ones(3, 3), L.ones(3, 3), out=L.ones(1).expand(3, 3)),
     # linspace's Tensor overloads
     "linspace 1-D start": lambda L: L.linspace(L.ones(2), 4, 4),
     "linspace 0-dim bounds": lambda L: L.linspace(L.tensor(0.0), L.tensor(2.0), 3),
@@ -100,6 +102,19 @@ CASES = {
 def test_same_as_torch(name):
     fo, ft = both(CASES[name])
     check_same(fo, ft)
+
+
+@pytest.mark.parametrize("op", ["sum", "prod", "amax", "amin", "argmax", "argmin", "bmm"])
+def test_expanded_out_accepted_where_torch_accepts(op):
+    """PyTorch's reductions and bmm do not check their out= for internal overlap: an expanded out= is
+    written (what its shared elements end up holding is unspecified, in PyTorch as here)."""
+    def call(L):
+        x = L.ones(2, 3, 3)
+        o = L.zeros(1, dtype=L.int64 if op.startswith("arg") else L.float32)
+        if op == "bmm":
+            return L.bmm(x, x, out=o.expand(2, 3, 3)).shape
+        return getattr(L, op)(x[0], 1, out=o.expand(3)).shape
+    assert tuple(call(onion)) == tuple(call(torch))
 
 
 @pytest.mark.parametrize("call,text", [
