@@ -117,6 +117,9 @@ def resize_out(out, shape, layout=None) -> None:
     shape = tuple(shape)
     if tuple(impl._array.shape) == shape:
         return
+    for d in shape:
+        if d < 0:
+            raise RuntimeError(f"Trying to create tensor with negative dimension {d}: {list(shape)}")
     strides = None if layout is None else layout()
     if impl._array.size != 0:
         warnings.warn(
@@ -168,6 +171,14 @@ def check_internal_overlap(impl) -> None:
         raise RuntimeError(_INTERNAL_OVERLAP)
 
 
+def iterator_out(out, shape) -> None:
+    """An ``out=`` a TensorIterator-built kernel fills (arange, linspace): the internal-overlap check comes
+    before the resize, as in TensorIterator's build (structured reductions and bmm resize first, and
+    PyTorch lets them write into an expanded ``out``)."""
+    check_internal_overlap(out._impl)
+    resize_out(out, shape)
+
+
 def _byte_span(a):
     """(first byte, one past the last byte) of a dense NumPy array."""
     start = a.__array_interface__["data"][0]
@@ -201,16 +212,19 @@ def check_no_partial_overlap(out_impl, inputs) -> None:
             raise RuntimeError(_PARTIAL_OVERLAP)
 
 
-def write_out(opname: str, out, result_array, result_dtype, inplace: bool = False, inputs=(), layout=None):
+def write_out(opname: str, out, result_array, result_dtype, inplace: bool = False, inputs=(), layout=None,
+              check_overlap: bool = True):
     """Copy a computed array into ``out`` (in place or ``out=``), with PyTorch's checks.
 
-    ``inputs`` (impls) are checked for partial memory overlap with ``out``; ``layout`` gives a resized
-    ``out`` its strides (see ``resize_out``)."""
+    ``inputs`` (impls) are checked for partial memory overlap with ``out``; ``check_overlap=False`` for the
+    kernels PyTorch lets write into an expanded ``out`` (its elements then overwrite each other);
+    ``layout`` gives a resized ``out`` its strides (see ``resize_out``)."""
     impl = out._impl
     if impl._inference:
         impl.check_writable()
     # TensorIterator's order: memory overlap, shapes, dtypes, then resizing the output
-    check_internal_overlap(impl)
+    if check_overlap:
+        check_internal_overlap(impl)
     if inputs:
         check_no_partial_overlap(impl, inputs)
     shape = tuple(result_array.shape)
@@ -239,4 +253,5 @@ def xp_copy(dst, src) -> None:
 
 
 __all__ = ["priority", "common_dtype2", "common_dtype", "check_devices", "device_mismatch", "check_out_device",
-           "check_iterator_output", "broadcast_error", "broadcast_operands", "check_out_dtype", "resize_out", "write_out", "check_internal_overlap", "check_no_partial_overlap"]
+           "check_iterator_output", "broadcast_error", "broadcast_operands", "check_out_dtype", "resize_out",
+           "write_out", "check_internal_overlap", "iterator_out", "check_no_partial_overlap"]

@@ -125,6 +125,11 @@ def _contiguous(plan: Plan, r):
     return r
 
 
+# PyTorch's reductions build their TensorIterator without the memory-overlap check and bmm fills its out=
+# directly, so these write into an expanded out= (mean, a sum and then an in-place division, and mm/addmm do check)
+OUT_OVERLAP_UNCHECKED = frozenset({"sum", "prod", "amax", "amin", "argmax", "argmin", "bmm"})
+
+
 def out(opname: str, plan: Plan, r, out_tensor):
     _it.check_out_device(plan.device, out_tensor._impl)
     if plan.impl_error is not None:
@@ -134,7 +139,8 @@ def out(opname: str, plan: Plan, r, out_tensor):
         plan = Plan(plan.shape, out_tensor._impl.dtype, plan.device, plan.strides, plan.extra, None, None, plan.args)
         if r2 is not None:
             r = r2
-    return _it.write_out(opname, out_tensor, _as_array(plan, r), plan.dtype)
+    return _it.write_out(opname, out_tensor, _as_array(plan, r), plan.dtype,
+                         check_overlap=opname not in OUT_OVERLAP_UNCHECKED)
 
 
 def inplace(opname: str, plan: Plan, r, self):

@@ -129,7 +129,10 @@ def allocation_error(shape, itemsize, exc, strides=None) -> BaseException:
 def scalar_to_tensor(value, device=CPU) -> Tensor:
     """A 0-dim 'wrapped number' tensor, as PyTorch makes for Python scalars."""
     dt = scalar_dtype(value)
-    arr = np.array(value, dtype=dt.np)
+    try:
+        arr = np.array(value, dtype=dt.np)
+    except OverflowError:
+        raise OverflowError(f"int too big to convert: {value} does not fit in int64") from None
     if device.type != "cpu":
         arr = backend_for(device).from_numpy(arr, device)
     t = wrap(arr, dt, device if device.type != "cpu" else CPU)

@@ -291,7 +291,11 @@ def _tuple(x):
     """One tensor or an iterable of them as a tuple (a non-iterable raises Python's TypeError, as in PyTorch)."""
     if x is None:
         return None
-    return (x,) if isinstance(x, Tensor) else tuple(x)
+    if isinstance(x, Tensor):
+        return (x,)
+    if not hasattr(x, "__iter__"):
+        raise TypeError(f"'{type(x).__name__}' object is not iterable")
+    return tuple(x)
 
 
 def _checked_outputs(outputs) -> tuple:
@@ -320,7 +324,19 @@ def _checked_grads(grads, outputs) -> tuple:
     return grads[:len(outputs)]
 
 
+def _checked_flag(value):
+    """``retain_graph`` / ``create_graph`` as PyTorch's engine call reads them (as an index-like bool)."""
+    if value is None or isinstance(value, (bool, int)):
+        return value
+    if hasattr(value, "_impl"):
+        if value._impl._array.size != 1 or value._impl.dtype.category > 1:
+            raise TypeError("only integer tensors of a single element can be converted to an index")
+        return bool(value.item())
+    raise TypeError(f"'{type(value).__name__}' object cannot be interpreted as an integer")
+
+
 def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, inputs=None):
+    retain_graph, create_graph = _checked_flag(retain_graph), _checked_flag(create_graph)
     tensors = _checked_outputs(tensors)
     grads = _checked_grads(grad_tensors, tensors)
     if retain_graph is None:
@@ -333,6 +349,7 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
 
 def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False, only_inputs=True,
          allow_unused=None, is_grads_batched=False, materialize_grads=False):
+    retain_graph, create_graph = _checked_flag(retain_graph), _checked_flag(create_graph)
     outputs = _checked_outputs(outputs)
     inputs = _checked_inputs(inputs)
     grads = _checked_grads(grad_outputs, outputs)

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import numbers
 
+import numpy as np
+
 from ..core import dtype as _dt
 from ..core.device import canonical as _canonical, device as _device
 from ..core.memory_format import memory_format as _memory_format
@@ -21,17 +23,71 @@ ALLOW_NUMBERS_AS_TENSORS = frozenset({
     "add", "add_", "div", "div_", "mul", "mul_", "sub", "sub_", "true_divide", "true_divide_",
     "to", "_to_copy", "copy_", "floor_divide", "floor_divide_"})
 
+# overloads PyTorch does not bind in Python (a Python number goes to the Tensor overload instead)
+HIDDEN_IN_PYTHON = frozenset(f"aten::{n}.{o}" for n in ("add", "add_", "sub", "sub_", "mul", "mul_", "div", "div_")
+                             for o in ("Scalar", "Scalar_mode"))
+
 _TYPE_NAMES = {"Scalar": "Number", "SymInt": "int", "ScalarType": "dtype", "Device": "Device",
                "MemoryFormat": "memory_format", "Layout": "layout"}
 
 
+INT64_MIN, INT64_MAX = -(2 ** 63), 2 ** 63 - 1
+# a Python int a Scalar argument can hold: int64, or uint64 above it (PyTorch's unpacking)
+SCALAR_INT_MIN, SCALAR_INT_END = -(2 ** 63), 2 ** 64
+
+
 class _NoMatch(Exception):
-    pass
+    """The value does not fit this signature (another overload may take it).  ``param`` names the
+    parameter that refused it, for the error of a name with a single signature."""
+
+    def __init__(self, param=None, value=None):
+        self.param = param
+        self.value = value
+        self.sig = None
+
+
+class BadArgument(Exception):
+    """The value has the parameter's type but cannot be unpacked (an int beyond int64): PyTorch raises
+    for it at once, with its own exception type, instead of trying the next overload."""
+
+    def __init__(self, exc_type, text):
+        self.exc_type = exc_type
+        self.text = text
+
+
+def _checked_int(v, param, pos=None) -> int:
+    i = int(v)
+    if INT64_MIN <= i <= INT64_MAX:
+        return i
+    if pos is None:
+        raise BadArgument(ValueError, f"argument '{param.name}': {i} does not fit in int64 "
+                                      "(Overflow when unpacking long long)")
+    raise BadArgument(TypeError, f"argument '{param.name}' failed to unpack the object at pos {pos} with error "
+                                 f"\"Overflow when unpacking long long\" ({i} does not fit in int64)")
+
+
+def _scalar_value(v, param):
+    """A Python number for a Scalar argument, or _NoMatch; ints must fit int64 or uint64."""
+    if isinstance(v, np.bool_):
+        return float(v)     # PyTorch unpacks a NumPy bool as a double (t_bool + np.True_ is float32)
+    if isinstance(v, numbers.Number) and not isinstance(v, Tensor):
+        if isinstance(v, numbers.Integral) and not isinstance(v, bool) and \
+                not SCALAR_INT_MIN <= int(v) < SCALAR_INT_END:
+            raise BadArgument(OverflowError, f"argument '{param.name}': int {int(v)} is too big to convert to a "
+                                             "Scalar (it must fit in int64 or uint64)")
+        return v
+    raise _NoMatch(param, v)
 
 
 def _is_int(v) -> bool:
     return (isinstance(v, numbers.Integral) and not isinstance(v, bool)) or \
         (isinstance(v, Tensor) and v._impl.dtype.category == 1 and v._impl._array.ndim == 0)
+
+
+def _is_int_list(v) -> bool:
+    """An int list as PyTorch's parser tells one: the first element an int, later ones may also be bools
+    (``t.view(9, True)`` is taken, ``t.view(True, 9)`` is not)."""
+    return not v or (_is_int(v[0]) and all(_is_int(x) or isinstance(x, (bool, np.bool_)) for x in v[1:]))
 
 
 def _type_text(arg) -> str:
@@ -62,54 +118,54 @@ class Param:
         if v is None:
             if t.optional or (self.default is None):
                 return None
-            raise _NoMatch
+            if t.is_list and base in ("int", "SymInt") and isinstance(self.default, (list, tuple)):
+                return tuple(self.default)      # amax(t, dim=None): PyTorch reads None as the default
+            raise _NoMatch(self, v)
         if base == "Tensor":
             if t.is_list:
                 if isinstance(v, (list, tuple)) and all(isinstance(x, Tensor) or (x is None and t.elem_optional)
                                                         for x in v):
                     return list(v)
-                raise _NoMatch
+                raise _NoMatch(self, v)
             if isinstance(v, Tensor):
                 return v
-            if self.allow_number and isinstance(v, (numbers.Number, bool)):
-                return scalar_to_tensor(v)
-            raise _NoMatch
+            if self.allow_number and isinstance(v, (numbers.Number, np.bool_)):
+                return scalar_to_tensor(_scalar_value(v, self))
+            raise _NoMatch(self, v)
         if t.is_list:
             if base in ("int", "SymInt"):
                 if _is_int(v):
-                    return (int(v),) * (t.list_size or 1)
-                if isinstance(v, (list, tuple)) and all(_is_int(x) for x in v):
-                    return tuple(int(x) for x in v)
-                raise _NoMatch
+                    return (_checked_int(v, self, 1),) * (t.list_size or 1)
+                if isinstance(v, (list, tuple)) and _is_int_list(v):
+                    return tuple(_checked_int(x, self, i + 1) for i, x in enumerate(v))
+                raise _NoMatch(self, v)
             if isinstance(v, (list, tuple)):
                 return list(v)
-            raise _NoMatch
+            raise _NoMatch(self, v)
         if base in ("int", "SymInt"):
             if _is_int(v):
-                return int(v)
-            raise _NoMatch
+                return _checked_int(v, self)
+            raise _NoMatch(self, v)
         if base == "float":
             if isinstance(v, numbers.Real) and not isinstance(v, bool):
                 return float(v)
-            raise _NoMatch
+            raise _NoMatch(self, v)
         if base == "bool":
-            if isinstance(v, bool):
-                return v
-            raise _NoMatch
+            if isinstance(v, (bool, np.bool_)):
+                return bool(v)
+            raise _NoMatch(self, v)
         if base == "Scalar":
-            if isinstance(v, (numbers.Number, bool)) and not isinstance(v, Tensor):
-                return v
             if isinstance(v, Tensor) and v._impl._array.ndim == 0 and not v._impl.requires_grad:
                 return v.item()
-            raise _NoMatch
+            return _scalar_value(v, self)
         if base == "str":
             if isinstance(v, str):
                 return v
-            raise _NoMatch
+            raise _NoMatch(self, v)
         if base == "ScalarType":
             if isinstance(v, _dt.dtype):
                 return v
-            if v in (float,):
+            if v is float:
                 return _dt.float64
             if v is int:
                 return _dt.int64
@@ -117,17 +173,17 @@ class Param:
                 return _dt.bool
             if v is complex:
                 return _dt.complex128
-            raise _NoMatch
+            raise _NoMatch(self, v)
         if base == "Device":
             if isinstance(v, (_device, str)):
                 return _canonical(v)
             if _is_int(v):
                 return _canonical(_device("cuda", int(v)))
-            raise _NoMatch
+            raise _NoMatch(self, v)
         if base == "MemoryFormat":
             if isinstance(v, _memory_format):    # kernels take the format's name
                 return v.name
-            raise _NoMatch
+            raise _NoMatch(self, v)
         return v
 
 
@@ -165,7 +221,7 @@ class PySignature:
             values[self.self_index] = self_tensor
         pos = self.positional
         if args and pos and pos[0].varargs and len(args) > 1 and (len(pos) == 1 or len(args) > len(pos)) \
-                and all(_is_int(a) for a in args):
+                and _is_int_list(args):
             args = (tuple(args),)
         if len(args) > len(pos):
             raise _NoMatch
@@ -176,6 +232,8 @@ class PySignature:
             p = self.by_name.get(k)
             if p is None:
                 if k in self.extras:
+                    if k == "requires_grad" and not isinstance(v, bool) and v is not None:
+                        raise _NoMatch(_ExtraParam(k, "bool"), v)
                     extra[k] = v
                     continue
                 raise _NoMatch
@@ -209,6 +267,15 @@ class PySignature:
         return "(" + ", ".join(parts) + ")"
 
 
+class _ExtraParam:
+    """A Python-only keyword (``requires_grad``) as a parameter, for error messages."""
+
+    def __init__(self, name, type_text):
+        self.name = name
+        self.type_text = type_text
+        self.kwarg_only = True
+
+
 def _describe_got(args, kwargs) -> str:
     def tn(v):
         if isinstance(v, Tensor):
@@ -236,6 +303,10 @@ class PyFunction:
     def finish(self):
         return self
 
+    def _position(self, p) -> int:
+        sig = next(s for s in self.signatures if p in s.params)
+        return sig.positional.index(p) + 1 if p in sig.positional else 0
+
     @property
     def signatures(self) -> list:
         """Built on first use: most calls take a generated fast path and never need them, and building
@@ -250,21 +321,35 @@ class PyFunction:
         out = kwargs.get("out", None) if kwargs else None
         if out is None and kwargs and "out" in kwargs:
             kwargs = {k: v for k, v in kwargs.items() if k != "out"}
+        refusals = []
         for sig in self.signatures:
             if sig.is_out != (out is not None):
                 continue
             try:
                 values, extra = sig.bind(args, kwargs or {}, self_tensor)
-            except _NoMatch:
+            except _NoMatch as e:
+                e.sig = sig
+                refusals.append(e)
                 continue
+            except BadArgument as e:
+                raise e.exc_type(f"{self.name}(): {e.text}") from None
             result = sig.handle.call(*values)
             rg = extra.get("requires_grad")
             if rg:
                 result.requires_grad_(True)
             return result
-        raise TypeError(self.error(args, kwargs))
+        raise TypeError(self.error(args, kwargs, refusals))
 
-    def error(self, args, kwargs) -> str:
+    def error(self, args, kwargs, refusals=()) -> str:
+        # as PyTorch: a name with one signature (out= variants merged) says which argument is wrong; the
+        # Scalar twins PyTorch does not bind in Python (add.Scalar...) do not count
+        shown = [r for r in refusals if r.sig is None or str(r.sig.schema.name) + "." +
+                 r.sig.schema.overload_name not in HIDDEN_IN_PYTHON]
+        if len(shown) == 1 and shown[0].param is not None:
+            p, v = shown[0].param, shown[0].value
+            where = "" if p.kwarg_only else f" (position {self._position(p)})"
+            want = p.type_text if isinstance(p, _ExtraParam) else _type_text(p.arg)
+            return f"{self.name}(): argument '{p.name}'{where} must be {want}, not {type(v).__name__}"
         sigs = "\n".join(f" * {s.describe()}" for s in self.signatures)
         got = _describe_got(args, kwargs or {})
         return (f"{self.name}() received an invalid combination of arguments - got {got}, "

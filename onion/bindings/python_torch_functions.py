@@ -11,7 +11,7 @@ import numpy as np
 
 from ..aten.at import at
 from ..aten.iterator import priority
-from ..aten.native.factories import infer_dtype
+from ..aten.native.factories import infer_dtype, string_data_error
 from ..aten.tensor_new import wrap
 from ..backends import backend_for
 from ..core import dtype as _dt
@@ -82,8 +82,8 @@ def _check_elements(data, dt) -> None:
             stack.extend(x)
         elif isinstance(x, (Tensor, np.ndarray)):
             continue
-        elif isinstance(x, str):
-            raise ValueError(f"too many dimensions '{type(x).__name__}'")
+        elif isinstance(x, str) and isinstance(string_data_error(data), ValueError):
+            raise string_data_error(data)       # read as one more dimension; other strings: bad elements
         elif not isinstance(x, numbers.Number) and not isinstance(x, np.bool_) or \
                 (isinstance(x, complex) and not dt.is_complex and dt is not _dt.bool):
             if integral:
@@ -155,7 +155,7 @@ def from_numpy(array) -> Tensor:
     return wrap(array, dt, CPU)
 
 
-def as_tensor(data, dtype=None, device=None) -> Tensor:
+def as_tensor(data, *, dtype=None, device=None) -> Tensor:
     dtype = dtype_arg(dtype, "as_tensor")
     if isinstance(data, Tensor):
         return data.to(dtype=dtype, device=device) if (dtype or device) else data
@@ -181,8 +181,10 @@ def result_type(tensor1, tensor2):
     for x in (tensor1, tensor2):
         if isinstance(x, Tensor):
             ops.append((x._impl.dtype, priority(x._impl)))
-        elif isinstance(x, (numbers.Number, bool)):
-            ops.append((scalar_dtype(x), WRAPPED))
+        elif isinstance(x, numbers.Integral) and not isinstance(x, bool) and not -(2 ** 63) <= x < 2 ** 64:
+            raise OverflowError(f"result_type(): int too big to convert: {x}")
+        elif isinstance(x, (numbers.Number, bool, np.bool_)):
+            ops.append((scalar_dtype(float(x) if isinstance(x, np.bool_) else x), WRAPPED))
         else:
             raise TypeError(f"result_type(): argument must be Tensor or Number, not {type(x).__name__}")
     return result_type_of(tuple(ops))

@@ -62,14 +62,14 @@ def _index_general(self, key):
         else:
             n_real += 1
     ndim = self._impl._array.ndim
-    if n_ellipsis > 1:
-        raise IndexError("an index can only have a single ellipsis ('...')")
     if n_real > ndim:
         raise IndexError(f"too many indices for tensor of dimension {ndim}")
+    skip = ndim - n_real     # what each ellipsis stands for: PyTorch lets every one of several skip as much
     out = self
     dim = 0
     for k in key:
         if type(k) is int:
+            _check_index_int(k)
             shape = out._impl._array.shape
             if not shape:
                 raise IndexError("invalid index of a 0-dim tensor. Use `tensor.item()` in Python or "
@@ -78,8 +78,7 @@ def _index_general(self, key):
                 raise IndexError(f"index {k} is out of bounds for dimension {dim} with size {shape[dim]}")
             out = at.select_int(out, dim, k)
         elif k is Ellipsis:
-            dim += ndim - n_real
-            n_real = ndim
+            dim += skip
         elif k is None:
             out = at.unsqueeze(out, dim)
             dim += 1
@@ -101,7 +100,7 @@ def _index_general(self, key):
             if not shape:
                 raise IndexError("invalid index of a 0-dim tensor. Use `tensor.item()` in Python or "
                                  "`tensor.item<T>()` in C++ to convert a 0-dim tensor to a number")
-            i = int(k)
+            i = _check_index_int(int(k))
             if i < -shape[dim] or i >= shape[dim]:
                 raise IndexError(f"index {i} is out of bounds for dimension {dim} with size {shape[dim]}")
             out = at.select_int(out, dim, i)
@@ -111,6 +110,12 @@ def _index_general(self, key):
     if out is self:
         out = at.alias(self)
     return out
+
+
+def _check_index_int(i: int) -> int:
+    if -(2 ** 63) <= i < 2 ** 63:
+        return i
+    raise ValueError(f"index {i} does not fit in int64 (Overflow when unpacking long long)")
 
 
 def _as_int(v) -> int:
@@ -151,7 +156,7 @@ def _setitem(self, key, value):
 
 
 def _conv(dtype):
-    def method(self, memory_format=None):
+    def method(self, *, memory_format=None):
         return self.to(dtype, memory_format=memory_format)
     return method
 
@@ -222,7 +227,9 @@ def _arg_type_name(a) -> str:
 
 
 def _backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
-    if inputs is None and (gradient is None or type(gradient) is Tensor):   # the common call, to the engine
+    if inputs is None and (gradient is None or type(gradient) is Tensor) and \
+            (retain_graph is None or retain_graph.__class__ is bool) and create_graph.__class__ is bool:
+        # the common call, straight to the engine
         _run_backward((self,), (gradient,), create_graph if retain_graph is None else retain_graph, create_graph)
         return
     _autograd_backward(self, gradient, retain_graph, create_graph, inputs=inputs)

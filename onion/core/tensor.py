@@ -41,8 +41,10 @@ class Size(tuple):
 
 
 def _dim_arg(dim, method: str) -> int:
-    if not isinstance(dim, int):
+    if not isinstance(dim, int) or isinstance(dim, bool):
         raise TypeError(f"{method}(): argument 'dim' (position 1) must be int, not {type(dim).__name__}")
+    if not -(2 ** 63) <= dim < 2 ** 63:
+        raise ValueError(f"{method}(): argument 'dim' {dim} does not fit in int64 (Overflow when unpacking long long)")
     return dim
 
 

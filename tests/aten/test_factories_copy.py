@@ -252,6 +252,7 @@ def test_like_permuted_3d_keeps_layout():
 
 
 def test_like_memory_format_contiguous():
+    """memory_format takes onion's markers (a name as a string is refused, as torch refuses it)."""
     xo, xt = make((3, 4), "float32", 1, layout="transposed")
     assert geom(onion.zeros_like(xo, memory_format=onion.contiguous_format)) == \
         geom(torch.zeros_like(xt, memory_format=torch.contiguous_format))
@@ -259,6 +260,9 @@ def test_like_memory_format_contiguous():
         geom(xt.clone(memory_format=torch.contiguous_format))
     assert geom(onion.empty_like(xo, memory_format=onion.preserve_format)) == \
         geom(torch.empty_like(xt, memory_format=torch.preserve_format))
+    for o_call, t_call in ((lambda: onion.zeros_like(xo, memory_format="contiguous_format"),
+                            lambda: torch.zeros_like(xt, memory_format="contiguous_format")),):
+        check_same(o_call, t_call)
 
 
 def test_memory_format_objects_exist():

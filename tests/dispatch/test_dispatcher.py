@@ -214,12 +214,16 @@ def test_device_mismatch_message():
 
 
 def test_binding_type_error_lists_signatures():
+    """Several signatures: the error lists them; one (add's Scalar twin is not bound in Python, as in
+    PyTorch): it names the argument, as torch.add("a", t) does."""
     with pytest.raises(TypeError) as e:
-        onion.add("a", onion.ones(2))
+        onion.sum(onion.ones(2), "a")
     msg = str(e.value)
-    assert msg.startswith("add() received an invalid combination of arguments - got (str, Tensor), "
+    assert msg.startswith("sum() received an invalid combination of arguments - got (Tensor, str), "
                           "but expected one of:")
-    assert "(Tensor input, Tensor other, *, Number alpha = 1)" in msg
+    assert "(Tensor input, tuple of ints dim, bool keepdim = False, *, dtype dtype = None)" in msg
+    with pytest.raises(TypeError, match=r"^add\(\): argument 'input' \(position 1\) must be Tensor, not str$"):
+        onion.add("a", onion.ones(2))
 
 
 def test_unknown_operator():

@@ -178,13 +178,15 @@ def _arange_values(start, end, step, dt):
     if dt is _dt.bool or dt.is_complex:
         raise NotImplementedError(f'"arange_cpu" not implemented for \'{dt.scalar_type_name}\'')
     start, end, step = _real_arg(start), _real_arg(end), _real_arg(step)
-    if step == 0:
+    if step == 0 or step != step:       # a NaN step is refused as a zero one
         raise RuntimeError("step must be nonzero")
     for v in (start, end):
         if isinstance(v, float) and not math.isfinite(v):
             raise RuntimeError(f"unsupported range: {_fmt(start)} -> {_fmt(end)}")
     integral = dt.category == 1
     if dt is _dt.int64:
+        if isinstance(step, float) and not math.isfinite(step):
+            raise RuntimeError("value cannot be converted to type int64_t without overflow")
         xs, xe, xst = int(start), int(end), int(step)
         if xst == 0:
             raise ValueError("step must be nonzero")
@@ -242,7 +244,7 @@ def arange_start(start, end, dtype=None, layout=None, device=None, pin_memory=No
 
 def arange_start_out(start, end, step, out):
     vals = _arange_values(start, end, step, out._impl.dtype)
-    _it.resize_out(out, (len(vals),))
+    _it.iterator_out(out, (len(vals),))
     if out._impl.device.type != "meta":
         _it.xp_copy(out._impl._array, _to_dtype_array(vals, out._impl.dtype))
     out._impl.bump_version()
@@ -315,11 +317,40 @@ def linspace_tensor_bounds(start, end, steps, dtype=None, layout=None, device=No
 
 def linspace_out(start, end, steps, out):
     vals = _linspace_values(start, end, steps, out._impl.dtype)
-    _it.resize_out(out, (steps,))
+    _it.iterator_out(out, (steps,))
     if out._impl.device.type != "meta":
         _it.xp_copy(out._impl._array, _to_dtype_array(vals, out._impl.dtype))
     out._impl.bump_version()
     return out
+
+
+def _linspace_tensor_out(start, end, steps, out):
+    """linspace's Tensor overloads with ``out=``: the bounds' devices are checked against ``out``'s as
+    PyTorch's copies check them; the values are written as linspace.out."""
+    from ..at import at
+    linspace_tensor_bounds(start, end, steps, dtype=out._impl.dtype, device=None)    # the bounds' checks
+    dst = out._impl.device
+    for name, b in (("start", start), ("end", end)):
+        # PyTorch moves start to out's device, and end too unless out is meta (then any end will do)
+        if isinstance(b, Tensor) and b._impl.device != dst and (name == "start" or dst.type != "meta"):
+            raise RuntimeError(f"Attempting to copy from device {b._impl.device} to device {dst}, but cross-device "
+                               "copies are not allowed!")
+    bounds = [0 if isinstance(b, Tensor) and b._impl.device.type == "meta" else
+              (b.item() if isinstance(b, Tensor) else b) for b in (start, end)]
+    return at.linspace_out(bounds[0], bounds[1], steps, out)
+
+
+# linspace's Tensor overloads with out= (PyTorch's, for 0-dim bounds): CompositeImplicitAutograd bodies, found by name
+def linspace_Tensor_Tensor_out(start, end, steps, out):
+    return _linspace_tensor_out(start, end, steps, out)
+
+
+def linspace_Tensor_Scalar_out(start, end, steps, out):
+    return _linspace_tensor_out(start, end, steps, out)
+
+
+def linspace_Scalar_Tensor_out(start, end, steps, out):
+    return _linspace_tensor_out(start, end, steps, out)
 
 
 def scalar_tensor(s, dtype=None, layout=None, device=None, pin_memory=None):
@@ -383,6 +414,17 @@ def fill_tensor_(self, value):
 
 
 # --- onion.tensor(data): not an operator in PyTorch either, but the Python binding's job ----
+def string_data_error(data) -> Exception:
+    """The error for a string inside tensor data, as PyTorch's: a string met while reading the shape
+    (down the first elements) is taken for one more dimension; anywhere else it is a bad element."""
+    x = data
+    while isinstance(x, (list, tuple)) and len(x):
+        x = x[0]
+        if isinstance(x, str):
+            return ValueError(f"too many dimensions '{type(x).__name__}'")
+    return TypeError("new(): invalid data type 'str'")
+
+
 def infer_dtype(data):
     """PyTorch's dtype inference for nested Python data."""
     cats = set()
@@ -402,7 +444,7 @@ def infer_dtype(data):
         elif hasattr(x, "_impl"):
             cats.add(x._impl.dtype.category + 10)
         elif isinstance(x, str):
-            raise ValueError(f"too many dimensions '{type(x).__name__}'")
+            raise string_data_error(data)
         else:
             raise RuntimeError(f"Could not infer dtype of {type(x).__name__}")
     walk(data)

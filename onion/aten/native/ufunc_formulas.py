@@ -189,7 +189,16 @@ def _floor_div_float(xp, a, b):
     return xp.where(b == 0, plain, xp.where(div == 0, xp.copysign(xp.zeros_like(div), plain), floordiv))
 
 
-@formula("unary", 1, check=neg_check, skip_check=_not_bool, plain="negative")
+def same_dtype_out_check(ops, result_dtype, out_dtype, inplace):
+    """neg and abs build TensorIterator's plain unary op, which wants ``out=`` of exactly the input's dtype
+    (no casting, unlike the float ops: ``sin(int_tensor, out=double)`` is fine, ``neg`` is not).  A complex
+    input to abs is the exception: its real result is copied, so any out dtype takes it."""
+    if out_dtype is result_dtype or (ops[0].dtype.is_complex and result_dtype is not ops[0].dtype):
+        return
+    raise RuntimeError(f"Found dtype {out_dtype.scalar_type_name} but expected {result_dtype.scalar_type_name}")
+
+
+@formula("unary", 1, check=neg_check, skip_check=_not_bool, plain="negative", out_check=same_dtype_out_check)
 def neg(xp, self):
     return xp.negative(self)
 
@@ -199,7 +208,7 @@ def abs_check(dtype):
         raise _not_implemented("abs_cpu", dtype)
 
 
-@formula("abs", 1, check=abs_check, skip_check=_not_bool, plain="abs")
+@formula("abs", 1, check=abs_check, skip_check=_not_bool, plain="abs", out_check=same_dtype_out_check)
 def abs(xp, self):  # noqa: A001 - the operator's name
     return xp.abs(self)
 

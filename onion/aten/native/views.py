@@ -112,18 +112,23 @@ def make_view(self, sizes, strides, offset):
     dt = impl.dtype
     device = impl.device
     empty = 0 in sizes
-    if empty:
-        # an empty view may sit past the end of its storage (e.g. x[:, 1] of a 0x3 tensor):
-        # its array then needs no memory at all, and the offset (and strides, which the
-        # array cannot tell) are kept on the impl only
-        arr = backend_for(device).view(storage, sizes, strides, 0, dt.np)
-    elif device is _CPU:
-        try:
+    try:
+        if empty:
+            # an empty view may sit past the end of its storage (e.g. x[:, 1] of a 0x3 tensor):
+            # its array then needs no memory at all, and the offset (and strides, which the
+            # array cannot tell) are kept on the impl only
+            arr = backend_for(device).view(storage, sizes, strides, 0, dt.np)
+        elif device is _CPU:
             arr = _ndarray(sizes, dt.np, storage.data, offset * dt.itemsize, _byte_strides(strides, dt.itemsize))
-        except ValueError as e:     # over 64 dims, or an expanded size NumPy cannot index
-            raise view_error(sizes, e) from None
-    else:
-        arr = backend_for(device).view(storage, sizes, strides, offset, dt.np)
+        else:
+            arr = backend_for(device).view(storage, sizes, strides, offset, dt.np)
+    except ValueError as e:
+        err = view_error(sizes, e)      # over 64 dims, or an expanded size NumPy cannot index
+        if err is e:
+            # other geometry PyTorch allows but no NumPy array can have (a negative size next to a zero one)
+            err = RuntimeError(f"onion cannot make a view of sizes {list(sizes)} and strides {list(strides)}: "
+                               "NumPy (onion's CPU arrays) has no such array")
+        raise err from None
     t = _share(self, arr, offset - impl._offset)
     if empty:
         t._impl._strides = strides
@@ -181,6 +186,8 @@ def permute(self, dims):
                 out = arr.transpose(dims)
             except (ValueError, TypeError, IndexError):
                 out = None      # PyTorch's error comes from the general road below
+            if out is not None and dims and (min(dims) < -arr.ndim or max(dims) >= arr.ndim):
+                out = None      # NumPy truncates a dim to a C int (-2**40 reads as 0): refused below
             if out is not None:
                 return _share(self, out, 0)
     return make_view(self, *g.permute(*_geom(self), tuple(dims)))
