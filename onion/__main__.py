@@ -128,7 +128,13 @@ def main(argv=None) -> int:
     e.add_argument("--dtype", default="float32")
     e.add_argument("--device", default="cpu")
     e.add_argument("--level", type=int, default=2, help="trace level: 1 as PyTorch, 2 with reasons (default)")
+    o = sub.add_parser("ops", help="onion's operators against PyTorch's, with CPU, Meta and autograd columns")
+    o.add_argument("--missing", action="store_true", help="list PyTorch's overloads that onion lacks")
     args = p.parse_args(argv)
+    if args.cmd == "ops":
+        from .ops_listing import render
+        sys.stdout.write(render(args.missing))
+        return 0
     shape = tuple(int(s) for s in args.shape.split(",") if s.strip())
     try:
         explain(args.expr, args.requires_grad, shape, args.dtype, args.level, args.device)
