@@ -13,6 +13,7 @@ from ..aten.at import at
 from ..core.creation_meta import view_rebase_error
 from ..core.geometry import contiguous_strides
 from ..core.tensor import make_tensor
+from ..core import tensor_impl
 from ..core.tensor_impl import TensorImpl
 from ..core.tls import tls
 from .graph import Node, _same_layout, accumulate_grad, gradient_edge, meta, short_node_name
@@ -22,7 +23,7 @@ from .strided_backward import as_strided_backward
 def set_history(t, node, output_nr: int = 0) -> None:
     """``t`` is the ``output_nr``-th output of ``node``; a view starts tracking its base's changes."""
     impl = t._impl
-    if impl._base is not None and type(impl) is TensorImpl:
+    if impl._base is not None and type(impl) is not DifferentiableViewImpl:
         impl.__class__ = DifferentiableViewImpl
     impl.grad_fn = node                 # graph.set_grad_fn, inlined: this runs for every recorded op
     impl.requires_grad = True
@@ -94,6 +95,21 @@ class DifferentiableViewImpl(TensorImpl):
         d = self.__dict__
         d["_grad_fn"] = fn
         d["_view_version"] = self.version
+
+
+def _view_gains_history(impl) -> None:
+    """A LazyViewImpl's base now requires grad: it becomes a differentiable view whose node is rebuilt
+    from the base's on its next read (the stale version forces that)."""
+    impl.__class__ = DifferentiableViewImpl
+    d = impl.__dict__
+    d.pop("_own_requires_grad", None)
+    d.pop("_lazy_grad_fn", None)
+    d["requires_grad"] = True
+    d["_grad_fn"] = None
+    d["_view_version"] = -1
+
+
+tensor_impl.VIEW_GAINS_HISTORY[0] = _view_gains_history
 
 
 def rebase_history(t, node) -> None:

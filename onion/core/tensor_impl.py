@@ -13,6 +13,9 @@ from .tls import tls
 
 # device type -> function(array) -> (Storage, offset in elements); filled by backends
 STORAGE_MAKERS: dict = {}
+# function(view impl): turns a LazyViewImpl whose base gained history into a differentiable view;
+# set by onion.autograd (history.py), which this layer cannot import
+VIEW_GAINS_HISTORY: list = [None]
 
 
 def element_strides(byte_strides, itemsize) -> tuple:
@@ -131,3 +134,40 @@ class TensorImpl:
 
     def __repr__(self):
         return f"TensorImpl(sizes={self.sizes}, strides={self.strides}, dtype={self.dtype!r}, device={self.device})"
+
+
+class LazyViewImpl(TensorImpl):
+    """A view made in grad mode of a tensor that did not require grad then.
+
+    PyTorch makes every such view a differentiable view: it requires grad as soon as its base does (an
+    in-place op that gives the base history), and its node is then rebuilt from the base's.  Views of
+    tensors that already require grad get their history at once (autograd's set_history); these get
+    it on the first read of ``requires_grad`` or ``grad_fn`` after the base gained it.
+    """
+
+    __slots__ = ()
+
+    @property
+    def requires_grad(self):
+        d = self.__dict__
+        if d.get("_own_requires_grad"):
+            return True
+        base = self._base
+        if base is not None and base.requires_grad:     # (None: made a view, then detached from it)
+            VIEW_GAINS_HISTORY[0](self)
+            return True
+        return False
+
+    @requires_grad.setter
+    def requires_grad(self, value):
+        self.__dict__["_own_requires_grad"] = value
+
+    @property
+    def grad_fn(self):
+        if self.__dict__.get("_own_requires_grad") or not self.requires_grad:
+            return self.__dict__.get("_lazy_grad_fn")
+        return self.grad_fn           # now a differentiable view: its own (rebuilt) node
+
+    @grad_fn.setter
+    def grad_fn(self, fn):
+        self.__dict__["_lazy_grad_fn"] = fn

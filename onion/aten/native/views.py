@@ -22,7 +22,7 @@ from ...core.creation_meta import note_view_creation
 from ...core.device import CPU as _CPU
 from ...core.geometry import contiguous_strides
 from ...core.tensor import Tensor
-from ...core.tensor_impl import TensorImpl, element_strides
+from ...core.tensor_impl import LazyViewImpl, TensorImpl, element_strides
 from ...core.tls import tls
 from .. import view_geometry as g
 from .copy import clone
@@ -58,7 +58,8 @@ def _share(src, arr, delta):
     storage = impl._storage
     if storage is None:
         storage = impl.storage()
-    v = _new(TensorImpl)
+    # made in grad mode from a tensor without grad: a view that follows its base if that gains history
+    v = _new(LazyViewImpl if not impl.requires_grad and tls.grad_enabled and not impl._inference else TensorImpl)
     v._array = arr
     v.dtype = impl.dtype
     v.device = impl.device
