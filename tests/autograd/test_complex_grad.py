@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-
 from conftest import assert_close, onion, torch
 
 pytestmark = pytest.mark.oracle
@@ -265,4 +264,4 @@ def test_adjoint_of_a_vector_raises_as_torch():
         torch.tensor([1j, 2]).adjoint()
     assert str(eo.value) == str(et.value)
     with pytest.raises(RuntimeError, match=r"tensor\.mH is only supported on matrices"):
-        onion.tensor([1j, 2]).mH
+        _ = onion.tensor([1j, 2]).mH
