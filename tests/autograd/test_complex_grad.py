@@ -140,6 +140,9 @@ MATRIX = {
     "bmm": (lambda m, x, y: x.bmm(y), (BM, BN)),
     "matmul_batched": (lambda m, x, y: x @ y, (BM, BN)),
     "addmm": (lambda m, v, x, y: m.addmm(v, x, y), (V, M, N)),
+    "linear": (lambda m, x, w: m.nn.functional.linear(x, w), (M, N.T.copy())),
+    "dot": (lambda m, x, y: x[0] @ y, (M, M[1].copy())),
+    "vector_matmul": (lambda m, x, y: x[0] @ y, (M, N)),
     "addmm_alpha_beta": (lambda m, v, x, y: m.addmm(v, x, y, beta=1 - 2j, alpha=0.5 + 1j), (V, M, N)),
 }
 
@@ -165,9 +168,12 @@ MIXED = {
     "real_base_complex_exponent": (lambda m, r, c: (-r) ** c, (R, A)),
     "real_pow_complex_scalar": (lambda m, r: r ** (1 + 1j), (R,)),
     "python_base_real_exponent": (lambda m, r: m.pow(1 - 1j, r), (R,)),
+    "copy_real_into_complex": (lambda m, r: m.zeros(3, 4, dtype=m.complex128).copy_(r) * (1 + 2j), (R,)),
+    "complex_to_real": (lambda m, c: c.to(m.float64) * 2, (A,)),
 }
 
 
+@pytest.mark.filterwarnings("ignore:Casting complex values to real")    # complex_to_real's forward, in both
 @pytest.mark.parametrize("name", MIXED)
 def test_real_leaf_in_complex_graph_gets_real_gradient_as_torch(name):
     fn, arrays = MIXED[name]
@@ -184,6 +190,26 @@ def test_real_leaf_gradient_is_real_and_raises_no_warning():
     (tr * torch.tensor(A)).sum().abs().backward()
     assert r.grad.dtype is onion.float64
     assert_close(r.grad, tr.grad)
+
+
+# Where no formula takes the real part, PyTorch's engine refuses a complex gradient for a real input.
+REFUSED = {
+    "where": lambda m, r: m.where(r > 1, r, m.tensor(A)),
+    "sum_dtype": lambda m, r: m.sum(r, dtype=m.complex128) * (1 + 1j),
+    "fill_tensor": lambda m, r: m.zeros(3, dtype=m.complex128).fill_(r[0, 0]) * (1 + 2j),
+}
+
+
+@pytest.mark.parametrize("name", REFUSED)
+def test_complex_gradient_for_a_real_input_raises_as_torch(name):
+    r = onion.tensor(R, requires_grad=True)
+    tr = torch.tensor(R, requires_grad=True)
+    with pytest.raises(RuntimeError, match=r"input_is_complex == grad_is_complex"):
+        torch.autograd.grad(REFUSED[name](torch, tr).sum().abs(), tr)
+    with pytest.raises(RuntimeError, match=r"returned a complex gradient \(ComplexDouble\) at index \d for a real "
+                                           r"input \(Double\).*input_is_complex == grad_is_complex"):
+        onion.autograd.grad(REFUSED[name](onion, r).sum().abs(), r)
+    assert r.grad is None
 
 
 SECOND = {
