@@ -291,3 +291,16 @@ def test_adjoint_of_a_vector_raises_as_torch():
     assert str(eo.value) == str(et.value)
     with pytest.raises(RuntimeError, match=r"tensor\.mH is only supported on matrices"):
         _ = onion.tensor([1j, 2]).mH
+
+
+def test_conj_physical_inplace_gradient_and_node_names_match_torch():
+    def run(m):
+        a = m.tensor(A, requires_grad=True)
+        t = a.clone()
+        t.conj_physical_()
+        names = (t.grad_fn.name(), a.conj_physical().grad_fn.name())
+        (t * m.tensor(B)).sum().abs().backward()
+        return a.grad, names
+    (og, onames), (tg, tnames) = run(onion), run(torch)
+    assert_close(og, tg)
+    assert onames == tnames == ("ConjPhysicalBackward1", "ConjPhysicalBackward0")
