@@ -204,6 +204,12 @@ def _validate(g, meta, node, index):
                                f"{list(shape)} but expected shape compatible with {list(sizes)}")
         g = sum_to(g, sizes)
     if g._impl.dtype is not dtype:
+        if g._impl.dtype.is_complex and not dtype.is_complex:
+            # PyTorch refuses rather than dropping the imaginary part; formulas take it (handle_r_to_c) where due
+            raise RuntimeError(
+                f"Function {node.name()} returned a complex gradient ({g._impl.dtype.scalar_type_name}) at index "
+                f"{index} for a real input ({dtype.scalar_type_name}): expected isFloatingType(grad.scalar_type()) "
+                "|| (input_is_complex == grad_is_complex)")
         g = at._to_copy(g, dtype, None, None, None, False, None)
     return g
 

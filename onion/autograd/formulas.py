@@ -12,7 +12,9 @@ from ..aten.tensor_new import scalar_to_tensor
 from ..core.tls import tls as _tls
 from .function import Function as _Function
 from .strided_backward import as_strided_backward  # noqa: F401  (derivatives.yaml)
+import cmath
 import math
+import warnings
 
 
 def maybe_multiply(t, s):
@@ -58,7 +60,36 @@ def _locally_constant(value, source):
 
 
 def sgn(t):
+    """``t / |t|`` for complex (0 at 0, differentiable); -1, 0 or 1 for real (a zero-gradient map)."""
+    if t._impl.dtype.is_complex:
+        a = t.abs()
+        zero = a == 0
+        return where(zero, 0.0, t / where(zero, 1.0, a))
     return _locally_constant(_mask(t > 0, t) - _mask(t < 0, t), t)
+
+
+def conj_scalar(s):
+    """A Scalar argument conjugated (alpha, beta, a Scalar operand): real numbers are their own conjugate."""
+    return s.conjugate() if isinstance(s, complex) else s
+
+
+def real_part(g):
+    """The real part of a complex gradient as a real tensor (PyTorch's ``at::real``), differentiably.
+
+    ``_to_copy`` to the real dtype drops the imaginary part, and its backward casts back to complex, which is
+    the adjoint of taking the real part; the cast's "discards the imaginary part" warning is meant for users,
+    not for this deliberate projection, so it is silenced here.
+    """
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        return at._to_copy(g, g._impl.dtype.to_real(), None, None, None, False, None)
+
+
+def handle_r_to_c(dtype, g):
+    """A real input whose gradient came out complex gets its real part (PyTorch's ``handle_r_to_c``)."""
+    if g._impl.dtype.is_complex and not dtype.is_complex:
+        return real_part(g)
+    return g
 
 
 def where(cond, a, b):
@@ -76,36 +107,59 @@ def threshold_backward(grad, result):
     return out
 
 
-def div_self_backward(grad, other, rounding_mode=None):
+def div_self_backward(grad, other, self_dtype, rounding_mode=None):
     if rounding_mode is not None:
         return zeros_like(grad)
-    return grad / other
+    return handle_r_to_c(self_dtype, grad / other.conj())
 
 
 def div_other_backward(grad, self, other, rounding_mode=None):
     if rounding_mode is not None:
         return zeros_like(grad)
-    return -grad * ((self / other) / other)
+    return handle_r_to_c(other._impl.dtype, -grad * ((self / other) / other).conj())
 
 
 def pow_backward(grad, self, exponent):
     if exponent == 0:
         return zeros_like(self)
-    return grad * exponent * self ** (exponent - 1)
+    return handle_r_to_c(self._impl.dtype, grad * (exponent * self ** (exponent - 1)).conj())
 
 
 def pow_backward_self(grad, self, exponent):
     zero = exponent == 0       # masked before multiplying: 0 * 0 ** -1 would be nan
-    return where(zero, 0.0, grad * exponent * self ** (where(zero, 1.0, exponent) - 1))
+    d = (exponent * self ** (where(zero, 1.0, exponent) - 1)).conj()
+    return handle_r_to_c(self._impl.dtype, where(zero, 0.0, grad * d))
+
+
+def _real_nonnegative(exponent):
+    """``exponent >= 0``; a complex exponent must also be real (it equals its modulus exactly then)."""
+    if exponent._impl.dtype.is_complex:
+        return exponent == exponent.abs()
+    return exponent >= 0
+
+
+def _scalar_log(base):
+    """log of a Python number as PyTorch's Scalar log gives it: complex stays complex, a negative real is nan."""
+    if isinstance(base, complex):
+        return cmath.log(base) if base != 0 else float("-inf")
+    if base > 0:
+        return math.log(base)
+    return float("-inf") if base == 0 else float("nan")
 
 
 def pow_backward_exponent(grad, self, exponent, result):
+    edt = exponent._impl.dtype
     if not hasattr(self, "_impl"):          # pow.Scalar: the base is a Python number
+        base = complex(self) if edt.is_complex and not isinstance(self, complex) else self
+        d = (result * _scalar_log(base)).conj()
         if self == 0:
-            return where(exponent >= 0, 0.0, grad * result * float("-inf"))
-        return grad * result * math.log(self)
-    zero = _and(self == 0, exponent >= 0)          # d(0 ** e)/de = 0 for e >= 0, as in PyTorch
-    return where(zero, 0.0, grad * result * where(zero, 1.0, self).log())
+            return handle_r_to_c(edt, where(_real_nonnegative(exponent), 0.0, grad * d))
+        return handle_r_to_c(edt, grad * d)
+    zero = _and(self == 0, _real_nonnegative(exponent))     # d(0 ** e)/de = 0 for e >= 0, as in PyTorch
+    base = where(zero, 1.0, self)
+    if base._impl.dtype is not result._impl.dtype:     # log of a real base in the complex result dtype
+        base = at._to_copy(base, result._impl.dtype, None, None, None, False, None)
+    return handle_r_to_c(edt, where(zero, 0.0, grad * (result * base.log()).conj()))
 
 
 def _and(a, b):
@@ -181,11 +235,11 @@ def prod_backward(grad, self, result):
         return grad
     zeros = int((self == 0).sum().item())
     if zeros == 0:
-        return grad * result / self
+        return grad * (result / self).conj()
     if zeros > 1:
         return zeros_like(self)
     others = where(self == 0, 1.0, self).prod()
-    return grad * where(self == 0, others, 0.0)
+    return grad * where(self == 0, others, 0.0).conj()
 
 
 def prod_dim_backward(grad, self, result, dim, keepdim):
@@ -199,7 +253,7 @@ def prod_dim_backward(grad, self, result, dim, keepdim):
     safe = where(is_zero, 1.0, self)
     no_zero_part = r / safe
     one_zero_part = where(is_zero, others, 0.0)
-    return g * where(nz == 0, no_zero_part, where(nz == 1, one_zero_part, 0.0))
+    return g * where(nz == 0, no_zero_part, where(nz == 1, one_zero_part, 0.0)).conj()
 
 
 def permute_backwards(grad, dims):
@@ -242,6 +296,7 @@ def diagonal_backward(grad, sizes, offset, dim1, dim2):
 
 
 def to_copy_backward(grad, dtype, device):
+    grad = handle_r_to_c(dtype, grad)       # complex -> real cast: only the real part flows back
     return at._to_copy(grad, dtype, None, device, None, False, None)
 
 

@@ -190,6 +190,13 @@ def result_type(tensor1, tensor2):
     return result_type_of(tuple(ops))
 
 
+def is_conj(input) -> bool:  # noqa: A002 - PyTorch's argument name
+    """``torch.is_conj``: always False, onion has no Conjugate bit (``conj`` of a complex tensor is a copy)."""
+    if not isinstance(input, Tensor):
+        raise TypeError(f"is_conj(): argument 'input' (position 1) must be Tensor, not {type(input).__name__}")
+    return False
+
+
 def is_inference(input) -> bool:  # noqa: A002 - PyTorch's argument name
     """``torch.is_inference``: whether ``input`` was made in inference mode (no version counter, no autograd)."""
     if not isinstance(input, Tensor):

@@ -307,6 +307,27 @@ def _T(self):
     return at.permute(self, _REVERSED_DIMS[n] if n < 65 else tuple(range(n - 1, -1, -1)))
 
 
+def _conj(self):
+    """``t.conj()``: a real tensor is returned as itself without dispatching, as PyTorch's C++
+    ``Tensor::conj`` does, so the derivative formulas that conjugate cost real tensors nothing."""
+    if not self._impl.dtype.is_complex:
+        return self
+    return at.conj(self)
+
+
+def _is_conj(self) -> bool:
+    """Always False: onion has no Conjugate bit; ``conj`` of a complex tensor is a materialised copy."""
+    return False
+
+
+def _adjoint(self, name="adjoint()"):
+    """The conjugate transpose of the last two dims (``mH``); PyTorch refuses fewer than 2 dims."""
+    n = self._impl._array.ndim
+    if n < 2:
+        raise RuntimeError(f"tensor.{name} is only supported on matrices or batches of matrices. Got {n}-D tensor.")
+    return _conj(at.transpose_int(self, -2, -1))
+
+
 # --- the reflected operators: ``number - t`` and friends ---------------------------------------------
 # Python calls these only when the left operand gave up; like PyTorch's, they answer NotImplemented for
 # what they cannot take (so Python raises its own "unsupported operand type(s)" error), never an
@@ -401,4 +422,8 @@ EXTRA_METHODS = {
     "__pos__": lambda self: self,
     "T": property(_T),
     "mT": property(lambda self: at.transpose_int(self, -2, -1)),
+    "mH": property(lambda self: _adjoint(self, "mH")),
+    "adjoint": _adjoint,
+    "conj": _conj,
+    "is_conj": _is_conj,
 }

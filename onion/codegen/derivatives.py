@@ -129,10 +129,11 @@ def load_derivatives(path: str, native_by_name: dict, helpers=None) -> dict:
                 check_formula_names(tree, set(args) | set(helpers), loc, key)
             d.formulas.append((inputs, text))
         base = schema.name.rstrip("_") if not schema.name.startswith("__") else schema.name
-        idx = counts.get(base, 0)
+        camel = _camel(base)            # counted by class name, as torchgen: _conj_physical and conj_physical_ share
+        idx = counts.get(camel, 0)
         if d.output_differentiability is None or any(d.output_differentiability):
-            counts[base] = idx + 1      # an entry that makes no node takes no index (eq_.Scalar is EqBackward0)
-        d.node_name = f"{_camel(base)}Backward{idx}"
+            counts[camel] = idx + 1     # an entry that makes no node takes no index (eq_.Scalar is EqBackward0)
+        d.node_name = f"{camel}Backward{idx}"
         if name in NODE_NAME_OVERRIDES:
             d.node_name, d.display_name = NODE_NAME_OVERRIDES[name]
         if name in out:

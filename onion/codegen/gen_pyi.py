@@ -348,6 +348,9 @@ _API_TENSOR = {
     "retains_grad": ["    @property", "    def retains_grad(self) -> _bool: ..."],
     "T": ["    @property", "    def T(self) -> Tensor: ..."],
     "mT": ["    @property", "    def mT(self) -> Tensor: ..."],
+    "mH": ["    @property", "    def mH(self) -> Tensor: ..."],
+    "adjoint": ["    def adjoint(self) -> Tensor: ..."],
+    "is_conj": ["    def is_conj(self) -> _bool: ..."],
     "backward": [("    def backward(self, gradient: Optional[Tensor] = None, retain_graph: Optional[_bool] = None, "
                   "create_graph: _bool = False, inputs: Optional[Sequence[Tensor]] = None) -> None: ...")],
     "register_hook": ["    def register_hook(self, hook: Callable[[Tensor], Optional[Tensor]]) -> Any: ..."],
@@ -382,6 +385,7 @@ _API_FUNCTIONS = {
     "is_tensor": ["def is_tensor(obj: object, /) -> TypeIs[Tensor]: ..."],
     "numel": ["def numel(input: Tensor) -> _int: ..."],
     "is_inference": ["def is_inference(input: Tensor) -> _bool: ..."],
+    "is_conj": ["def is_conj(input: Tensor) -> _bool: ..."],
     "result_type": [f"def result_type(tensor1: {_NUMBER_OR_TENSOR}, tensor2: {_NUMBER_OR_TENSOR}) -> _dtype: ..."],
 }
 

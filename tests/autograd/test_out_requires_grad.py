@@ -27,6 +27,11 @@ KNOWN = {
                           "accepted.  onion declares relu.out structured with relu's derivative and refuses it, as "
                           "for every other differentiable operator",
     ("relu.out", "out"): "the same fallback names the operator 'aten::relu()'; onion says 'relu()'",
+    ("conj_physical.out", "self"): "PyTorch's conj_physical.out has no derivative entry (the differentiable op is "
+                                   "_conj_physical), so it takes the boxed autograd fallback as relu.out does; onion "
+                                   "declares it structured with _conj_physical's derivative and refuses",
+    ("conj_physical.out", "out"): "the same fallback names the operator 'aten::conj_physical()'; onion says "
+                                  "'conj_physical()'",
 }
 
 

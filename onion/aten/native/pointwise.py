@@ -141,3 +141,26 @@ def where_ScalarOther(condition, self, other):
 
 def where_Scalar(condition, self, other):
     return at.where_self(condition, scalar_to_tensor(self), scalar_to_tensor(other))
+
+
+def conj(self):
+    """Real tensors come back as themselves, as PyTorch's; a complex one as a conjugated copy.
+
+    PyTorch returns a lazy view carrying the Conjugate bit; onion has no such bit yet,
+    so the conjugate is materialised (``conj_physical``) and shares no memory with ``self``.
+    """
+    if not self._impl.dtype.is_complex:
+        return self
+    return at._conj_physical(self)
+
+
+def conj_physical(self):
+    """A real tensor is its own conjugate and comes back as itself, as in PyTorch; complex ones are copied."""
+    if not self._impl.dtype.is_complex:
+        return self
+    return at._conj_physical(self)
+
+
+def resolve_conj(self):
+    """Without a Conjugate bit nothing is ever pending: every tensor is already resolved."""
+    return self

@@ -203,6 +203,11 @@ def neg(xp, self):
     return xp.negative(self)
 
 
+@formula("unary", 1)
+def conj_physical(xp, self):
+    return xp.conjugate(self) if self.dtype.kind == "c" else self    # NumPy's conjugate turns bool into int8
+
+
 def abs_check(dtype):
     if dtype is _dt.bool:
         raise _not_implemented("abs_cpu", dtype)
