@@ -6,12 +6,12 @@ bad call, judged against PyTorch: where torch raises, onion raises the same
 exception type; onion never lets an internal exception out (AttributeError,
 NumPy's errors...); and a call that raises leaves every tensor it was given
 unchanged.  Hypothesis picks the bad calls, derandomized so each run is the
-same; the default profile keeps a few per good call, ``-m slow`` runs every one.
+same; the default run judges every listed bad call and a few drawn ones per good call; ``-m slow``
+draws many more.
 Calls in known_failures.py are skipped here and checked to still fail below.
 """
 from __future__ import annotations
 
-import os
 import pathlib
 import sys
 
@@ -85,13 +85,9 @@ def test_bad_calls(good):
     run()
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize("good", GOOD, ids=[g.call.id for g in GOOD])
-def test_bad_calls_exhaustive(good, request):
-    """The long profile: every listed bad call of the good call, then many drawn integers.  Runs only when
-    asked for (``-m slow`` or ONION_FUZZ_SLOW=1): the project's default run keeps its other slow tests."""
-    if "slow" not in (request.config.getoption("-m") or "") and os.environ.get("ONION_FUZZ_SLOW") != "1":
-        pytest.skip("the fuzz tier's long profile: run with -m slow (or ONION_FUZZ_SLOW=1)")
+def test_listed_bad_calls(good):
+    """Every listed bad call of the good call (all of them, about 10 s for the whole tier)."""
     failures = []
     for case in fuzzer.cases_of(good):
         if fuzzer.known_reason(case.id, KNOWN_FAILURES) is None:
@@ -100,6 +96,11 @@ def test_bad_calls_exhaustive(good, request):
                 failures.append(f"{case.id}: " + "; ".join(v.problems()))
     assert failures == []
 
+
+@pytest.mark.slow
+@pytest.mark.parametrize("good", GOOD, ids=[g.call.id for g in GOOD])
+def test_bad_calls_long(good):
+    """The long profile (``-m slow``): many drawn integers per good call."""
     @settings(max_examples=100, **_SETTINGS)
     @given(_strategy(good))
     def run(drawn_call):

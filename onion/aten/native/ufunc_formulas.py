@@ -190,7 +190,7 @@ def _floor_div_float(xp, a, b):
 
 
 def same_dtype_out_check(ops, result_dtype, out_dtype, inplace):
-    """neg and abs build TensorIterator's plain unary op, which wants ``out=`` of exactly the input's dtype
+    """neg, abs and conj_physical build TensorIterator's plain unary op, which wants ``out=`` of exactly the input's dtype
     (no casting, unlike the float ops: ``sin(int_tensor, out=double)`` is fine, ``neg`` is not).  A complex
     input to abs is the exception: its real result is copied, so any out dtype takes it."""
     if out_dtype is result_dtype or (ops[0].dtype.is_complex and result_dtype is not ops[0].dtype):
@@ -203,7 +203,7 @@ def neg(xp, self):
     return xp.negative(self)
 
 
-@formula("unary", 1)
+@formula("unary", 1, out_check=same_dtype_out_check)      # also TensorIterator's plain unary op
 def conj_physical(xp, self):
     return xp.conjugate(self) if self.dtype.kind == "c" else self    # NumPy's conjugate turns bool into int8
 
