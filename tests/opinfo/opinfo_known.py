@@ -13,5 +13,4 @@ KNOWN: dict[tuple, str] = {
     **{("__getitem__", check): ADVANCED_INDEXING for check in ("values", "method", "noncontiguous", "meta", "grad")},
     **{(key, check, dt): NO_CONJ_BIT for key in ("conj", "mH") for check in ("values", "method", "noncontiguous")
        for dt in ("complex64", "complex128")},
-    ("mean", "out"): "onion has no mean.out overload yet (issue 8)",
 }

@@ -14,6 +14,7 @@ import warnings
 import numpy as _np
 
 from ...core import dtype as _dt
+from ...core.promotion import can_cast
 from ..at import at
 from ..structured import Plan
 from ..view_geometry import wrap_dim
@@ -254,6 +255,15 @@ def mean_impl(xp, plan, self, dim, keepdim=False, dtype=None):
 
 def mean(self, dtype=None):
     return at.mean_dim(self, None, False, dtype)
+
+
+def mean_dtype_out(self, dtype=None, out=None):
+    """``mean(t, out=...)``: the mean over every dimension, written as mean.out writes it (after PyTorch's
+    own check that the input's dtype casts to ``out``'s)."""
+    if not can_cast(self._impl.dtype, out._impl.dtype):
+        raise RuntimeError("mean.dtype_out(): input types can't be cast to the desired output type "
+                           f"{out._impl.dtype.scalar_type_name}")
+    return at.mean_out(self, None, False, dtype, out)
 
 
 # --------------------------------------------------------------------------
