@@ -68,6 +68,25 @@ def sgn(t):
     return _locally_constant(_mask(t > 0, t) - _mask(t < 0, t), t)
 
 
+def _column_major(sizes, strides) -> bool:
+    return len(sizes) == 2 and strides[0] == 1 and strides[1] == sizes[0]
+
+
+def mm_mat1_backward(grad, mat2, sizes, strides, alpha):
+    """mm's gradient for its first matrix; a column-major input gets a column-major gradient (PyTorch's
+    mm_mat1_backward computes it transposed for that case)."""
+    if _column_major(sizes, strides):
+        return maybe_multiply(mat2.conj().mm(grad.t()).t(), conj_scalar(alpha))
+    return maybe_multiply(grad.mm(mat2.t().conj()), conj_scalar(alpha))
+
+
+def mm_mat2_backward(grad, mat1, sizes, strides, alpha):
+    """mm's gradient for its second matrix, column-major for a column-major input (mm_mat2_backward)."""
+    if _column_major(sizes, strides):
+        return maybe_multiply(grad.t().mm(mat1.conj()).t(), conj_scalar(alpha))
+    return maybe_multiply(mat1.t().conj().mm(grad), conj_scalar(alpha))
+
+
 def conj_scalar(s):
     """A Scalar argument conjugated (alpha, beta, a Scalar operand): real numbers are their own conjugate."""
     return s.conjugate() if isinstance(s, complex) else s
