@@ -7,7 +7,7 @@ PyTorch's exception type and text on bad input, so view kernels, meta kernels an
 fake tensors can all share them. ``output_strides_like`` is the one non-view
 piece: the layout TensorIterator picks for an elementwise op's fresh output.
 """
-from ..core.geometry import (channels_last_3d_strides, channels_last_strides,  # noqa: F401  core's rules;
+from ..core.geometry import (channels_last_3d_strides, channels_last_strides, sort_dims,  # noqa: F401  core's rules;
                              contiguous_strides, infer_dense_strides, is_channels_last_3d_contiguous,  # kernels
                              is_channels_last_contiguous, is_contiguous, is_contiguous_as,  # also find them here
                              is_non_overlapping_and_dense, like_strides, meta_like_strides, preserve_strides,
@@ -534,16 +534,7 @@ def output_strides_like(shape, operands):
                 return 1
         return 0
 
-    perm = list(range(ndim))
-    for i in range(1, ndim):
-        d1 = i
-        for d0 in range(i - 1, -1, -1):
-            c = should_swap(perm[d0], perm[d1])
-            if c > 0:
-                perm[d0], perm[d1] = perm[d1], perm[d0]
-                d1 = d0
-            elif c < 0:
-                break
+    perm = sort_dims(list(range(ndim)), should_swap)
 
     if perm == list(range(ndim)):
         return contiguous_strides(shape)

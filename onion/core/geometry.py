@@ -204,6 +204,21 @@ def _strides_like_channels_last(sizes, strides, order) -> bool:
     return True
 
 
+def sort_dims(perm: list, should_swap) -> list:
+    """TensorIterator's insertion sort of dims (reorder_dimensions): ``should_swap(a, b)`` > 0 moves
+    ``b`` before ``a``, < 0 stops, 0 keeps looking (an ambiguous pair is no reason to stop).  In place."""
+    for i in range(1, len(perm)):
+        d1 = i
+        for d0 in range(i - 1, -1, -1):
+            c = should_swap(perm[d0], perm[d1])
+            if c > 0:
+                perm[d0], perm[d1] = perm[d1], perm[d0]
+                d1 = d0
+            elif c < 0:
+                break
+    return perm
+
+
 def suggest_memory_format(sizes, strides) -> str:
     """TensorBase::suggest_memory_format: the format the strides look like, by name."""
     n = len(sizes)
@@ -233,15 +248,7 @@ def _ref_perm(shape, strides_list) -> list:
                 return 1
         return 0
     perm = list(range(n - 1, -1, -1))
-    for i in range(1, n):
-        d1 = i
-        for d0 in range(i - 1, -1, -1):
-            c = should_swap(perm[d0], perm[d1])
-            if c > 0:
-                perm[d0], perm[d1] = perm[d1], perm[d0]
-                d1 = d0
-            elif c < 0:
-                break
+    sort_dims(perm, should_swap)
     return perm[::-1]
 
 

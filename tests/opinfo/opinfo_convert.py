@@ -17,7 +17,6 @@ import onion
 _ONION_DTYPES = {getattr(torch, n): getattr(onion, n) for n in (
     "bool", "uint8", "int8", "int16", "int32", "int64", "float16", "bfloat16", "float32", "float64",
     "complex64", "complex128")}
-_TORCH_DTYPES = {v: k for k, v in _ONION_DTYPES.items()}
 _MEMORY_FORMATS = {torch.contiguous_format: "contiguous_format", torch.preserve_format: "preserve_format",
                    torch.channels_last: "channels_last", torch.channels_last_3d: "channels_last_3d"}
 
@@ -48,9 +47,8 @@ def tensor_to_onion(t: torch.Tensor, device: str = "cpu"):
     if t.layout != torch.strided:
         raise Unconvertible(f"layout {t.layout}")
     dt = onion_dtype(t.dtype)
-    if device == "meta":
-        n = t.untyped_storage().nbytes() // t.element_size() if t.device.type != "meta" else None
-        base = onion.empty(n if n is not None else 0, dtype=dt, device="meta")
+    if device == "meta":       # a storage as long as the sample's, holding nothing
+        base = onion.empty(t.untyped_storage().nbytes() // t.element_size(), dtype=dt, device="meta")
     else:
         if t.is_conj() or t.is_neg():
             t = t.resolve_conj().resolve_neg()
@@ -108,10 +106,6 @@ def torch_values(t: torch.Tensor) -> np.ndarray:
     if t.dtype == torch.bfloat16:
         t = t.float()
     return t.numpy()
-
-
-def torch_dtype(o):
-    return _TORCH_DTYPES[o.dtype]
 
 
 def names_torch(fn) -> bool:
