@@ -80,6 +80,9 @@ def _load() -> None:
     g.update(_C=_C, library=library, nn=nn, utils=utils, is_tensor=is_tensor, numel=numel, result_type=result_type)
     from .bindings.python_torch_functions import is_conj, is_inference
     g.update(is_inference=is_inference, is_conj=is_conj)
+    from .bindings.python_indexing import make_nonzero, make_nonzero_method, unravel_index
+    g.update(nonzero=make_nonzero(g["nonzero"]), unravel_index=unravel_index)
+    Tensor.nonzero = make_nonzero_method(Tensor.nonzero)
     _LOADED = True
 
 
