@@ -63,6 +63,8 @@ def unravel_index(indices, shape):
         for i in range(k - 2, -1, -1):
             coefs[i] = coefs[i + 1] * shape[i + 1]
         a = impl._array.astype(np.int64)[..., None]
+        if 0 in shape and a.size:
+            raise RuntimeError("ZeroDivisionError")     # integer division by a zero size, as there
         with np.errstate(divide="ignore"):
             res = wrap(np.floor_divide(a, coefs) % np.array(shape, np.int64), _dt.int64, impl.device)
     return tuple(at.select_int(res, -1, j) for j in range(k))

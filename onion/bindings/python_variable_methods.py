@@ -90,6 +90,15 @@ def _as_key_items(key):
     return (key,)
 
 
+def _index_span(t) -> int:
+    """How many of the indexed tensor's dims an index tensor consumes: a mask its own dims (a 0-dim one
+    none: it adds a dim), anything else one."""
+    ki = t._impl
+    if ki.dtype is _dt.bool or ki.dtype is _dt.uint8:
+        return ki._array.ndim
+    return 1
+
+
 def _apply_slicing(self, key):
     """PyTorch's applySlicing: the basic parts of ``key`` applied as views (select, slice, unsqueeze),
     the advanced parts (index tensors, lists, bools) gathered into ``index``'s list against that view."""
@@ -101,18 +110,19 @@ def _apply_slicing(self, key):
             n_real += 1
         elif k is Ellipsis or k is None or tk is bool or tk is np.bool_:
             pass
-        elif isinstance(k, (str, float)):
-            raise (TypeError if isinstance(k, str) else IndexError)(
-                "only integers, slices (`:`), ellipsis (`...`), None and long or byte Variables are "
-                "valid indices (got " + type(k).__name__ + ")")
+        elif isinstance(k, str):
+            raise TypeError("new(): invalid data type 'str'")     # a string is a sequence to PyTorch
+        elif isinstance(k, float):
+            raise IndexError("only integers, slices (`:`), ellipsis (`...`), None and long or byte Variables are "
+                             "valid indices (got " + type(k).__name__ + ")")
         elif isinstance(k, Tensor):
-            n_real += k._impl._array.ndim if k._impl.dtype in (_dt.bool, _dt.uint8) and k._impl._array.ndim else 1
+            n_real += _index_span(k)
         elif isinstance(k, (list, tuple, np.ndarray)):
             t = from_numpy(np.ascontiguousarray(k)) if isinstance(k, np.ndarray) else _sequence_to_index(k)
             if t._impl.dtype.category >= 2:
                 raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
             items[i] = t
-            n_real += t._impl._array.ndim if t._impl.dtype in (_dt.bool, _dt.uint8) and t._impl._array.ndim else 1
+            n_real += _index_span(t)
         else:
             n_real += 1
     ndim = self._impl._array.ndim
