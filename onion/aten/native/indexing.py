@@ -41,6 +41,19 @@ def _is_meta(*impls) -> bool:
     return any(i is not None and i.device.type == "meta" for i in impls)
 
 
+def _check_inplace_devices(self_impl, others) -> None:
+    """An in-place kernel writes real memory from its arguments: a meta argument has none to give (PyTorch's
+    words), and any other device than self's is refused as TensorIterator refuses it."""
+    for o in others:
+        if o is None or o.device == self_impl.device:
+            continue
+        if o.device.type == "meta" and self_impl.device.type != "meta":
+            raise NotImplementedError("Cannot inplace into non-meta tensor with meta tensor argument")
+        if o.device.type != "meta" and self_impl.device.type != "meta" and not (
+                o.device.type == "cpu" and o._array.ndim == 0):
+            raise _it.device_mismatch(self_impl.device, o.device)
+
+
 # --------------------------------------------------------------------------------------------------
 # the plan of an advanced index: PyTorch's checkIndexTensorTypes, expandTensors, AdvancedIndex
 # --------------------------------------------------------------------------------------------------
@@ -292,6 +305,7 @@ def _index_put_impl_(self, indices, values, accumulate=False, unsafe=False):
         if mask is not None:
             return masked_fill__Scalar(self, mask, values.item())
     v = values._impl
+    _check_inplace_devices(impl, [v] + [i._impl for i in indices if i is not None])
     meta = _is_meta(impl, v) or any(i is not None and i._impl.device.type == "meta" for i in indices)
     if not meta:
         _it.check_no_partial_overlap(impl, [v] + [i._impl for i in indices if i is not None])
@@ -421,6 +435,18 @@ def _type_name(impl) -> str:
     return f"{'CPU' if impl.device.type == 'cpu' else impl.device.type.upper()}{impl.dtype.scalar_type_name}Type"
 
 
+def _masked_fill_devices(self, mask, value=None) -> None:
+    """The device rules of PyTorch's masked_fill with meta tensors (its reference implementation): the value
+    on self's device, the mask on self's (a CPU 0-dim self joins the mask's device)."""
+    impl, m = self._impl, mask._impl
+    if value is not None and value._impl.device != impl.device and "meta" in (value._impl.device.type,
+                                                                               impl.device.type):
+        raise RuntimeError("Expected `value` to be on same device as `a`")
+    if m.device != impl.device and "meta" in (m.device.type, impl.device.type) and not any(
+            t.device.type == "cpu" and t._array.ndim == 0 for t in (impl, m)):
+        raise _it.device_mismatch(m.device, impl.device)
+
+
 def masked_fill__Scalar(self, mask, value):
     impl, m = self._impl, mask._impl
     if m.dtype is not _dt.bool:
@@ -428,6 +454,7 @@ def masked_fill__Scalar(self, mask, value):
                            f"{_CPP_NAMES.get(m.dtype.scalar_type_name, m.dtype.name)}")
     if impl._inference:
         impl.check_writable()
+    _check_inplace_devices(impl, [m])
     _it.check_internal_overlap(impl)
     _it.check_no_partial_overlap(impl, [m])
     v = checked_scalar(value, impl.dtype)
@@ -439,6 +466,7 @@ def masked_fill__Scalar(self, mask, value):
 
 
 def masked_fill__Tensor(self, mask, value):
+    _masked_fill_devices(self, mask, value)
     vi = value._impl
     if vi._array.ndim != 0:
         raise RuntimeError(f"masked_fill_ only supports a 0-dimensional value tensor, but got tensor with "
@@ -459,11 +487,21 @@ def _expand_outplace_clone(self, mask):
 
 
 def masked_fill_Scalar(self, mask, value):
-    return at.masked_fill__Scalar(_expand_outplace_clone(self, mask), mask, value)
+    _masked_fill_devices(self, mask)
+    return at.masked_fill__Scalar(_expand_outplace_clone(_to_mask_device(self, mask), mask), mask, value)
 
 
 def masked_fill_Tensor(self, mask, value):
-    return at.masked_fill__Tensor(_expand_outplace_clone(self, mask), mask, value)
+    _masked_fill_devices(self, mask, value)
+    return at.masked_fill__Tensor(_expand_outplace_clone(_to_mask_device(self, mask), mask), mask, value)
+
+
+def _to_mask_device(self, mask):
+    """A CPU 0-dim self next to a mask elsewhere is a scalar: the result is made on the mask's device."""
+    d = mask._impl.device
+    if self._impl.device != d and self._impl._array.ndim == 0:
+        return at._to_copy(self, None, None, d, None, False, None)
+    return self
 
 
 def _masked_scatter_mask_check(m, opname="masked_scatter_"):
@@ -483,6 +521,7 @@ def masked_scatter_(self, mask, source):
                            f"{impl.dtype.scalar_type_name} and {s.dtype.scalar_type_name}")
     if impl._inference:
         impl.check_writable()
+    _check_inplace_devices(impl, [m, s])
     marr = _expand_mask_inplace("masked_scatter_", impl, m)
     if not _is_meta(impl, m, s) and marr is not None:
         _it.check_no_partial_overlap(impl, [m, s])
@@ -687,6 +726,7 @@ def put_(self, index, source, accumulate=False):
                          f"source.numel() = {s._array.size}, index.numel() = {ii._array.size}")
     if impl._inference:
         impl.check_writable()
+    _check_inplace_devices(impl, [ii, s])
     if not _is_meta(impl, ii, s):
         _it.check_internal_overlap(impl)
         _it.check_no_partial_overlap(impl, [ii, s])
@@ -726,8 +766,8 @@ def _isin_result(impl_shape, r, dev, out=None, like=None):
     if out is not None:
         _it.check_out_device(dev, out._impl)
         if out._impl.dtype is not _dt.bool:
-            raise RuntimeError(f"Expected out tensor to have dtype Bool, but got {out._impl.dtype.scalar_type_name} "
-                               f"instead")
+            raise RuntimeError(f"Expected out tensor to have dtype bool, but got "
+                               f"{_CPP_NAMES.get(out._impl.dtype.scalar_type_name)} instead")
         if r is None:
             _it.resize_out(out, impl_shape)
             return out
@@ -793,3 +833,49 @@ def isin_Scalar_Tensor(element, test_elements, assume_unique=False, invert=False
 
 def isin_Scalar_Tensor_out(element, test_elements, assume_unique=False, invert=False, out=None):
     return _isin_scalar_tensor(element, test_elements, invert, out)
+
+
+# --------------------------------------------------------------------------------------------------
+# the out= overloads torchgen generates (autogen): the functional result checked against out, copied
+# --------------------------------------------------------------------------------------------------
+
+def _autogen_out(result, out):
+    r, o = result._impl, out._impl
+    if o.dtype is not r.dtype:
+        raise RuntimeError(f"Expected out tensor to have dtype {_CPP_NAMES.get(r.dtype.scalar_type_name)}, but got "
+                           f"{_CPP_NAMES.get(o.dtype.scalar_type_name)} instead")
+    if o.device != r.device:
+        raise RuntimeError(f"Expected out tensor to have device {r.device}, but got {o.device} instead")
+    _it.resize_out(out, tuple(r._array.shape))
+    if r.device.type != "meta":
+        _it.xp_copy(o._array, r._array)
+    o.bump_version()
+    return out
+
+
+def index_put_out(self, indices, values, accumulate=False, out=None):
+    return _autogen_out(at.index_put(self, indices, values, accumulate), out)
+
+
+def _index_put_impl(self, indices, values, accumulate=False, unsafe=False):
+    return at._index_put_impl_(at.clone(self, "preserve_format"), indices, values, accumulate, unsafe)
+
+
+def _index_put_impl_out(self, indices, values, accumulate=False, unsafe=False, out=None):
+    return _autogen_out(_index_put_impl(self, indices, values, accumulate, unsafe), out)
+
+
+def masked_fill_Scalar_out(self, mask, value, out=None):
+    return _autogen_out(at.masked_fill_Scalar(self, mask, value), out)
+
+
+def masked_fill_Tensor_out(self, mask, value, out=None):
+    return _autogen_out(at.masked_fill_Tensor(self, mask, value), out)
+
+
+def masked_scatter_out(self, mask, source, out=None):
+    return _autogen_out(at.masked_scatter(self, mask, source), out)
+
+
+def put_out(self, index, source, accumulate=False, out=None):
+    return _autogen_out(at.put(self, index, source, accumulate), out)
