@@ -578,3 +578,20 @@ def test_large_mask_and_accumulate_agree():
     o64, t64 = onion.tensor(a.astype(np.float64)), torch.tensor(a.astype(np.float64))
     check_same(lambda: o64.index_put_((onion.tensor(idx),), onion.tensor(vals), True),
                lambda: t64.index_put_((torch.tensor(idx),), torch.tensor(vals), True), rtol=1e-9, atol=1e-9)
+
+
+@pytest.mark.parametrize("case", range(3))
+@pytest.mark.parametrize("op", ["take", "masked_select"])
+def test_out_sharing_memory_with_an_input(op, case):
+    """PyTorch's error inputs of take / masked_select: an expanded out=, out= an input, out= a view of one."""
+    def call(lib):
+        x = lib.arange(6.0)
+        second = lib.tensor([0, 2, 4]) if op == "take" else x > 2
+        out = [lib.zeros(1).expand(3), x, second][case]
+        if case == 2 and op == "masked_select":
+            out = x[:3]
+        if case == 2 and op == "take":
+            second = lib.tensor([0, 1])
+            out = x[1:3]
+        return getattr(lib, op)(x, second, out=out)
+    check_same(lambda: call(onion), lambda: call(torch), msg=True)

@@ -41,6 +41,20 @@ def _is_meta(*impls) -> bool:
     return any(i is not None and i.device.type == "meta" for i in impls)
 
 
+def _check_no_overlap(out_impl, inputs) -> None:
+    """at::assert_no_overlap: an out= that shares any memory with an input (itself included) is refused,
+    judged as PyTorch judges it, on dense tensors only."""
+    oa = out_impl._array
+    if type(oa) is not np.ndarray or oa.size == 0 or not _it._dense(out_impl):
+        return
+    for i in inputs:
+        ia = i._array
+        if type(ia) is np.ndarray and ia.size and np.may_share_memory(oa, ia) and _it._dense(i):
+            raise RuntimeError("unsupported operation: some elements of the input tensor and the written-to tensor "
+                               "refer to a single memory location. Please clone() the tensor before performing the "
+                               "operation.")
+
+
 def _check_inplace_devices(self_impl, others) -> None:
     """An in-place kernel writes real memory from its arguments: a meta argument has none to give (PyTorch's
     words), and any other device than self's is refused as TensorIterator refuses it."""
@@ -564,6 +578,8 @@ def masked_select(self, mask):
 
 
 def masked_select_out(self, mask, out):
+    _it.check_internal_overlap(out._impl)
+    _check_no_overlap(out._impl, [self._impl, mask._impl])
     r = _masked_select_compute(self, mask)
     _it.check_out_device(self._impl.device, out._impl)
     if out._impl.dtype is not self._impl.dtype:
@@ -702,6 +718,8 @@ def take(self, index):
 
 
 def take_out(self, index, out):
+    _it.check_internal_overlap(out._impl)
+    _check_no_overlap(out._impl, [self._impl, index._impl])
     r = _take_compute(self, index)
     impl = self._impl
     _it.check_out_device(impl.device, out._impl)
@@ -711,7 +729,6 @@ def take_out(self, index, out):
     if r is None:
         _it.resize_out(out, tuple(index._impl._array.shape))
         return out
-    _it.check_no_partial_overlap(out._impl, [impl, index._impl])
     return _it.write_out("take", out, r, impl.dtype)
 
 
