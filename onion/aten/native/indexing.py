@@ -17,7 +17,7 @@ from ...core import dtype as _dt
 from .. import iterator as _it
 from .. import view_geometry as g
 from ..at import at
-from ..tensor_new import empty_tensor, wrap
+from ..tensor_new import empty_tensor, scalar_to_tensor, wrap
 from .factories import checked_scalar
 
 # c10's names of the C++ element types, as masked_fill_'s mask error prints them
@@ -331,6 +331,8 @@ def _index_put_impl_(self, indices, values, accumulate=False, unsafe=False):
                                f"for the source.")
         impl.bump_version()
         return self
+    if all(i is None for i in indices):
+        raise RuntimeError("index_put_: at least one index must be provided")
     p = _plan(impl, indices, meta)
     vshape = tuple(v._array.shape)
     rshape = p.result_shape
@@ -394,25 +396,19 @@ def _unsafe_index_put(self, indices, values, accumulate=False):
     return at.index_put(self, indices, values, accumulate)
 
 
-def _clamped_indices(self, mask, indices):
+def _clamped_indices(mask, indices):
     """The indices of ``_unsafe_masked_index``: where ``mask`` is False they may be anything, so they are
-    replaced by 0 (any in-range index) before indexing."""
-    out = []
-    for d, idx in enumerate(indices):
-        if idx is None:
-            out.append(None)
-            continue
-        out.append(at.where_self(mask, idx, at.zeros_like(idx, None, None, None, None, None)))
-    return out
+    replaced by 0 (an index every non-empty dim has) before indexing."""
+    return [None if idx is None else at.where_self(mask, idx, at.zeros_like(idx, None, None, None, None, None))
+            for idx in indices]
 
 
 def _unsafe_masked_index(self, mask, indices, fill):
     """``self[indices]`` where ``mask`` holds and ``fill`` elsewhere (the indices under a False mask are
     never read, so they may be out of bounds)."""
-    got = at.index_Tensor(self, _clamped_indices(self, mask, indices))
+    got = at.index_Tensor(self, _clamped_indices(mask, indices))
     if got._impl.device.type == "meta":
         return got
-    from ..tensor_new import scalar_to_tensor
     return at.where_self(mask, got, scalar_to_tensor(fill, got._impl.device))
 
 
@@ -420,7 +416,7 @@ def _unsafe_masked_index_put_accumulate(self, mask, indices, values):
     """Adds ``values`` into a copy of ``self`` at ``indices`` where ``mask`` holds."""
     kept = at.where_self(mask, values, at.zeros_like(values, None, None, None, None, None)) \
         if values._impl.device.type != "meta" else values
-    return at.index_put(self, _clamped_indices(self, mask, indices), kept, True)
+    return at.index_put(self, _clamped_indices(mask, indices), kept, True)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -529,6 +525,7 @@ def _masked_scatter_mask_check(m, opname="masked_scatter_"):
 
 def masked_scatter_(self, mask, source):
     impl, m, s = self._impl, mask._impl, source._impl
+    _check_inplace_devices(impl, [m, s])
     _masked_scatter_mask_check(m)
     if s.dtype is not impl.dtype:
         raise RuntimeError(f"masked_scatter: expected self and source to have same dtypes but got"
@@ -537,6 +534,7 @@ def masked_scatter_(self, mask, source):
         impl.check_writable()
     _check_inplace_devices(impl, [m, s])
     marr = _expand_mask_inplace("masked_scatter_", impl, m)
+    _it.check_internal_overlap(impl)
     if not _is_meta(impl, m, s) and marr is not None:
         _it.check_no_partial_overlap(impl, [m, s])
         n = int(np.count_nonzero(marr))
@@ -734,6 +732,7 @@ def take_out(self, index, out):
 
 def put_(self, index, source, accumulate=False):
     impl, ii, s = self._impl, index._impl, source._impl
+    _check_inplace_devices(impl, [ii, s])
     if s.dtype is not impl.dtype:
         raise RuntimeError(f"put_(): self and source expected to have the same dtype, but got self.dtype = "
                            f"{impl.dtype.scalar_type_name} and source.dtype = {s.dtype.scalar_type_name}")
