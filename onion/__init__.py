@@ -58,6 +58,8 @@ def _load() -> None:
     for module, device_type in REGISTRATIONS.items():
         if device_type is None or device_type in BACKENDS:
             importlib.import_module(f"{__name__}._generated.{module}")
+    from .aten.math_bits import register_math_bit_fallbacks
+    g["_MATH_BIT_LIBS"] = register_math_bit_fallbacks()
     from ._generated.python_functions import FUNCTIONS
     from ._generated.tensor_methods import METHODS
     from .aten.tensor_new import scalar_to_tensor
