@@ -82,8 +82,8 @@ def _load() -> None:
     g.update(_C=_C, library=library, nn=nn, utils=utils, is_tensor=is_tensor, numel=numel, result_type=result_type)
     from . import return_types  # noqa: F401  (torch.return_types)
     g.update(return_types=return_types)
-    from .bindings.python_torch_functions import is_conj, is_inference
-    g.update(is_inference=is_inference, is_conj=is_conj)
+    from .bindings.python_torch_functions import is_conj, is_inference, is_neg
+    g.update(is_inference=is_inference, is_conj=is_conj, is_neg=is_neg)
     _LOADED = True
 
 
