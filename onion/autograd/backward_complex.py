@@ -5,14 +5,16 @@ from __future__ import annotations
 
 from ..aten.at import at
 
-__all__ = ["real", "imag", "view_as_real", "view_as_complex", "polar_backward", "angle_backward"]
+__all__ = ["real_part_view", "imag_part_view", "view_as_real", "view_as_complex", "polar_backward",
+           "angle_backward"]
 
 
-def real(t):
+def real_part_view(t):
+    """``at::real``: the real part as a view (``complex``'s formulas name an argument ``real``)."""
     return at.real(t)
 
 
-def imag(t):
+def imag_part_view(t):
     return at.imag(t)
 
 

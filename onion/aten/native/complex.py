@@ -26,8 +26,11 @@ _COMPLEX_OF = {v: k for k, v in _REAL_OF.items()}
 
 def _toggle(self, flag: int) -> Tensor:
     """An alias of ``self`` (a view: same memory, version counter, base) with ``flag`` flipped."""
-    t = _share(self, self._impl._array, 0)
+    impl = self._impl
+    t = _share(self, impl._array, 0)
     t._impl.keyset ^= flag
+    if impl._array.size == 0:
+        t._impl._strides = impl.strides      # an empty array cannot tell its strides: they live on the impl
     return t
 
 
@@ -43,11 +46,14 @@ def _retyped_view(self, dtype, sizes, strides, offset) -> Tensor:
     """A view of ``self``'s storage as ``dtype`` (sizes, strides, offset in elements of ``dtype``)."""
     impl = self._impl
     storage = impl._storage if impl._storage is not None else impl.storage()
-    arr = backend_for(impl.device).view(storage, tuple(sizes), tuple(strides), offset, dtype.np)
+    # an empty view may sit past the end of its storage: its array needs no memory, the offset stays on the impl
+    arr = backend_for(impl.device).view(storage, tuple(sizes), tuple(strides), 0 if 0 in sizes else offset, dtype.np)
     t = _share(self, arr, 0)
     v = t._impl
     v.dtype = dtype
     v._offset = offset
+    if 0 in sizes:
+        v._strides = tuple(strides)
     return t
 
 
@@ -106,35 +112,39 @@ def imag(self):
 
 
 # ---------------------------------------------------------------- complex, polar, angle
-def _pair_result(name, a, b, out=None):
-    """Checks of ``complex``/``polar`` (same floating dtype), the broadcast shape and the result tensor."""
+def _pair_device(name, a, b):
+    """Checks of ``complex``/``polar`` (one floating dtype for both) and the device the result is on."""
     da, db = a._impl.dtype, b._impl.dtype
+    if da not in _COMPLEX_OF or db not in _COMPLEX_OF:
+        raise RuntimeError(f"Expected both inputs to be Half, Float or Double tensors but got "
+                           f"{da.scalar_type_name} and {db.scalar_type_name}")
     if da is not db:
         raise RuntimeError(f"Expected object of scalar type {da.scalar_type_name} but got scalar type "
                            f"{db.scalar_type_name} for second argument")
-    if da not in _COMPLEX_OF:
-        raise RuntimeError(f"Expected both inputs to be Half, Float or Double tensors but got "
-                           f"{da.scalar_type_name} and {db.scalar_type_name}")
-    _it.check_devices(name, [t._impl for t in (a, b, out) if t is not None])
+    return _it.check_devices(name, [a._impl, b._impl])
+
+
+def _pair(name, a, b, values, out=None):
+    device = _pair_device(name, a, b)
+    cdt = _COMPLEX_OF[a._impl.dtype]
     shape = tuple(g.broadcast_pair_for_op(tuple(a._impl._array.shape), tuple(b._impl._array.shape)))
-    cdt = _COMPLEX_OF[da]
+    if out is not None:
+        _it.check_out_device(device, out._impl)
+        if out._impl.dtype is not cdt:
+            raise RuntimeError(f"Expected object of scalar type {cdt.scalar_type_name} but got scalar type "
+                               f"{out._impl.dtype.scalar_type_name} for argument 'out'")
+    if device.type == "meta":
+        if out is None:
+            return empty_tensor(shape, cdt, device)
+        _it.check_internal_overlap(out._impl)
+        _it.resize_out(out, shape)
+        return out
+    arr = values(a._impl._array, b._impl._array)
     if out is None:
-        return empty_tensor(shape, cdt, a._impl.device), cdt
-    if out._impl.dtype is not cdt:
-        raise RuntimeError(f"Expected object of scalar type {cdt.scalar_type_name} but got scalar type "
-                           f"{out._impl.dtype.scalar_type_name} for argument 'out'")
-    _it.resize_out(out, shape)
-    return out, cdt
-
-
-def _write_pair(result, a, b, how, is_out=False):
-    r = result._impl
-    if r.device.type == "meta":
+        result = empty_tensor(shape, cdt, device)
+        result._impl._array[...] = arr
         return result
-    r._array[...] = how(a._impl._array, b._impl._array)
-    if is_out:
-        r.bump_version()
-    return result
+    return _it.write_out(name, out, arr, cdt, inputs=[a._impl, b._impl])
 
 
 def _complex_values(x, y):
@@ -144,16 +154,6 @@ def _complex_values(x, y):
     return out
 
 
-def complex(real, imag):  # noqa: A001 - PyTorch's operator name
-    result, _ = _pair_result("complex", real, imag)
-    return _write_pair(result, real, imag, _complex_values)
-
-
-def complex_out(real, imag, out):
-    _pair_result("complex", real, imag, out)
-    return _write_pair(out, real, imag, _complex_values, True)
-
-
 def _polar_values(r, theta):
     out = np.empty(np.broadcast_shapes(r.shape, theta.shape), np.result_type(r, np.complex64))
     out.real = r * np.cos(theta)
@@ -161,14 +161,20 @@ def _polar_values(r, theta):
     return out
 
 
+def complex(real, imag):  # noqa: A001 - PyTorch's operator name
+    return _pair("complex", real, imag, _complex_values)
+
+
+def complex_out(real, imag, out):
+    return _pair("complex", real, imag, _complex_values, out)
+
+
 def polar(abs, angle):  # noqa: A002 - PyTorch's argument names
-    result, _ = _pair_result("polar", abs, angle)
-    return _write_pair(result, abs, angle, _polar_values)
+    return _pair("polar", abs, angle, _polar_values)
 
 
 def polar_out(abs, angle, out):  # noqa: A002
-    _pair_result("polar", abs, angle, out)
-    return _write_pair(out, abs, angle, _polar_values, True)
+    return _pair("polar", abs, angle, _polar_values, out)
 
 
 def _angle_dtype(dt):
@@ -200,10 +206,5 @@ def angle(self):
 def angle_out(self, out):
     impl = self._impl
     odt = _angle_dtype(impl.dtype)
-    _it.check_devices("angle", [impl, out._impl], False)
-    _it.check_out_dtype(odt, out._impl.dtype)
-    _it.resize_out(out, impl._array.shape)
-    if impl.device.type != "meta":
-        out._impl._array[...] = _angle_values(impl._array, impl.dtype, out._impl.dtype.np)
-        out._impl.bump_version()
-    return out
+    _it.check_out_device(impl.device, out._impl)
+    return _it.write_out("angle", out, _angle_values(impl._array, impl.dtype, odt.np), odt, inputs=[impl])
