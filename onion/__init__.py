@@ -58,6 +58,8 @@ def _load() -> None:
     for module, device_type in REGISTRATIONS.items():
         if device_type is None or device_type in BACKENDS:
             importlib.import_module(f"{__name__}._generated.{module}")
+    from .aten.math_bits import register_math_bit_fallbacks
+    g["_MATH_BIT_LIBS"] = register_math_bit_fallbacks()
     from ._generated.python_functions import FUNCTIONS
     from ._generated.tensor_methods import METHODS
     from .aten.tensor_new import scalar_to_tensor
@@ -80,8 +82,8 @@ def _load() -> None:
     g.update(_C=_C, library=library, nn=nn, utils=utils, is_tensor=is_tensor, numel=numel, result_type=result_type)
     from . import return_types  # noqa: F401  (torch.return_types)
     g.update(return_types=return_types)
-    from .bindings.python_torch_functions import is_conj, is_inference
-    g.update(is_inference=is_inference, is_conj=is_conj)
+    from .bindings.python_torch_functions import is_conj, is_inference, is_neg
+    g.update(is_inference=is_inference, is_conj=is_conj, is_neg=is_neg)
     from .bindings.python_indexing import make_nonzero, make_nonzero_method, unravel_index
     g.update(nonzero=make_nonzero(g["nonzero"]), unravel_index=unravel_index)
     Tensor.nonzero = make_nonzero_method(Tensor.nonzero)

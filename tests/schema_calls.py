@@ -143,7 +143,7 @@ def variants(spec: CallSpec):
 
 def out_template(lib, spec: CallSpec):
     """(shape, dtype name) the op gives its ``out=`` on plain CPU tensors (None if no dtype works)."""
-    for dtype in ("float32", "bool", "int64"):
+    for dtype in ("float32", "bool", "int64", "complex64", "float64"):
         tensors = [make_tensor(lib, t) if not t.is_out else lib.empty(0, dtype=getattr(lib, dtype))
                    for t in spec.tensors]
         if run(lib, spec, tensors)[0] == "ok":
