@@ -16,7 +16,7 @@ from ...core.geometry import contiguous_strides, like_strides, wrap_dim
 from .. import iterator as _it
 from .. import view_geometry as g
 from ..at import at
-from ..structured import Plan, functional, meta_functional
+from ..structured import Plan
 from ..tensor_new import empty_tensor, wrap
 
 

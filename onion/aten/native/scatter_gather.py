@@ -172,15 +172,8 @@ def _scatter_into(res, dim, idx, vals, mode, include_self=True):
 
 
 def _add_at(out, flat, vals):
-    """out[flat] += vals with repeats accumulating; a weighted bincount for floats (faster than np.add.at)."""
-    kind = out.dtype.kind
-    if kind == "f" and (out.size <= 4 * flat.size):
-        out += np.bincount(flat, weights=vals, minlength=out.size).astype(out.dtype, copy=False)
-    elif kind == "c" and (out.size <= 4 * flat.size):
-        out.real += np.bincount(flat, weights=vals.real, minlength=out.size).astype(out.real.dtype, copy=False)
-        out.imag += np.bincount(flat, weights=vals.imag, minlength=out.size).astype(out.real.dtype, copy=False)
-    else:
-        np.add.at(out, flat, vals)
+    """out[flat] += vals with repeated positions accumulating (NumPy >= 2's ufunc.at has a fast 1-D path)."""
+    np.add.at(out, flat, vals)
 
 
 def _source_values(impl, idx_shape):
@@ -220,7 +213,7 @@ def _finish(res, plan):
 # --------------------------------------------------------------------------
 
 def _dtype_check(method, self, index, src=None):
-    if index._impl.dtype not in _INDEX_DTYPES:
+    if index._impl.dtype not in _INDEX_DTYPES and index._impl._array.size:
         raise RuntimeError(f"{method}(): Expected dtype int32/int64 for index")
     if src is not None and self._impl.dtype is not src._impl.dtype:
         raise RuntimeError(f"{method}(): Expected self.dtype to be equal to src.dtype")
@@ -260,8 +253,10 @@ def gather_impl(xp, plan, self, dim, index, sparse_grad=False):
     if nd == 1:
         r = a1.take(idx)
     else:
-        r = np.take_along_axis(a1[tuple(slice(0, n) if i != d else slice(None) for i, n in enumerate(idx.shape))],
-                               idx, axis=d)
+        # one flat take from a row-major copy: much faster than take_along_axis's broadcast fancy index
+        if not a1.flags.c_contiguous:
+            a1 = np.ascontiguousarray(a1)
+        r = a1.reshape(-1).take(_flat_targets(a1.shape, d, idx))
     return r.reshape(ishape)
 
 
@@ -693,3 +688,126 @@ def gather_backward(grad, self, dim, index, sparse_grad):
 def index_select_backward(grad, self_sizes, dim, index):
     z = at.zeros(tuple(self_sizes), grad._impl.dtype, None, grad._impl.device, None)
     return at.index_add(z, dim, index, grad, 1)
+
+
+# --------------------------------------------------------------------------
+# segment_reduce (the OpInfo entry _segment_reduce) and its backward
+# --------------------------------------------------------------------------
+
+_SEGMENT_REDUCES = {"sum": "sum", "prod": "prod", "mean": "mean", "max": "amax", "min": "amin",
+                    "amax": "amax", "amin": "amin"}
+_SEGMENT_UFUNC = {"sum": np.add, "mean": np.add, "prod": np.multiply, "amax": np.maximum, "amin": np.minimum}
+_SEGMENT_EMPTY = {"sum": 0.0, "mean": float("nan"), "prod": 1.0, "amax": -np.inf, "amin": np.inf}
+
+
+def _segment_plan(data, reduce, lengths, offsets, axis, unsafe):
+    """(mode, axis, number of segments, result shape) after PyTorch's checks."""
+    impl = data._impl
+    mode = _SEGMENT_REDUCES.get(reduce)
+    if mode is None:
+        raise RuntimeError(f"reduce argument must be either sum, prod, mean, amax or amin, got {reduce}")
+    if lengths is None and offsets is None:
+        raise RuntimeError("segment_reduce(): Either lengths or offsets must be defined.")
+    shape = _shape(data)
+    ax = wrap_dim(axis, len(shape))
+    seg = lengths if lengths is not None else offsets
+    sshape = _shape(seg)
+    if len(sshape) - 1 != ax:
+        raise RuntimeError(f"segment_reduce(): Expected axis to be the last dimension of "
+                           f"{'lengths' if lengths is not None else 'offsets'} but got {ax}.")
+    if impl.dtype.category != 2:
+        raise NotImplementedError(f"\"_segment_reduce_cpu\" not implemented for '{impl.dtype.scalar_type_name}'")
+    k = sshape[-1] if lengths is not None else sshape[-1] - 1
+    return mode, ax, k, shape[:ax] + (k,) + shape[ax + 1:]
+
+
+def _segment_lengths(data_shape, ax, lengths, offsets, unsafe):
+    """Segment lengths as an int64 array of shape (lead..., K)."""
+    if lengths is not None:
+        ln = np.asarray(lengths._impl._array).astype(np.int64)
+    else:
+        off = np.asarray(offsets._impl._array).astype(np.int64)
+        ln = np.diff(off, axis=-1)
+    if not unsafe:
+        if ln.size and ln.min() < 0:
+            raise RuntimeError("segment_reduce(): lengths contains negative value!")
+        if ln.ndim and (ln.sum(axis=-1) != data_shape[ax]).any():
+            raise RuntimeError("segment_reduce(): Expected all rows of lengths along axis to sum to "
+                               "data.size(lengths.dim()-1) when !unsafe.")
+    return ln
+
+
+def _segment_layout(a, ax, ln):
+    """``a`` as (rows, trail) with its segments consecutive, and per segment: lengths, starts (flat)."""
+    lead = a.shape[:ax]
+    trail = a.shape[ax + 1:]
+    rows = _numel(lead) * a.shape[ax]
+    a2 = np.ascontiguousarray(a).reshape(rows, _numel(trail))
+    lf = ln.reshape(-1)
+    starts = np.cumsum(lf) - lf
+    return a2, lf, starts, trail
+
+
+def segment_reduce(data, reduce, lengths=None, indices=None, offsets=None, axis=0, unsafe=False, initial=None):
+    impl = data._impl
+    mode, ax, k, out_shape = _segment_plan(data, reduce, lengths, offsets, axis, unsafe)
+    from ..tensor_new import empty_tensor, wrap
+    if _is_meta(impl):
+        return empty_tensor(out_shape, impl.dtype, impl.device)
+    a = np.asarray(impl._array)
+    acc = _acc_np(impl.dtype)
+    ln = _segment_lengths(a.shape, ax, lengths, offsets, unsafe)
+    a2, lf, starts, trail = _segment_layout(a.astype(acc, copy=False), ax, ln)
+    out = np.full((lf.size, a2.shape[1]), _SEGMENT_EMPTY[mode] if initial is None else initial, dtype=acc)
+    hit = lf > 0
+    if hit.any() and a2.shape[0]:
+        r = _SEGMENT_UFUNC[mode].reduceat(a2, starts[hit], axis=0)
+        if initial is not None:
+            r = _SEGMENT_UFUNC[mode](r, np.asarray(initial, dtype=acc))
+        if mode == "mean":
+            r = r / lf[hit].reshape(-1, 1)
+        out[hit] = r
+    return wrap(out.reshape(out_shape).astype(impl.dtype.np, copy=False), impl.dtype, impl.device)
+
+
+def _segment_reduce_backward(grad, output, data, reduce, lengths=None, offsets=None, axis=0, initial=None):
+    impl = data._impl
+    from ..tensor_new import empty_tensor, wrap
+    if _is_meta(impl):
+        return empty_tensor(_shape(data), impl.dtype, impl.device)
+    mode = _SEGMENT_REDUCES[reduce]
+    shape = _shape(data)
+    ax = wrap_dim(axis, len(shape))
+    acc = _acc_np(impl.dtype)
+    a = np.asarray(impl._array).astype(acc)
+    ln = _segment_lengths(shape, ax, lengths, offsets, True)
+    a2, lf, starts, trail = _segment_layout(a, ax, ln)
+    ncols = a2.shape[1]
+    g = np.asarray(grad._impl._array).astype(acc).reshape(lf.size, ncols)
+    o = np.asarray(output._impl._array).astype(acc).reshape(lf.size, ncols)
+    seg = np.repeat(np.arange(lf.size), lf)[: a2.shape[0]]      # the segment of each row of a2
+    if mode == "sum":
+        gi = g[seg]
+    elif mode == "mean":
+        gi = g[seg] / np.maximum(lf, 1)[seg].reshape(-1, 1)
+    elif mode in ("amax", "amin"):
+        eq = (a2 == o[seg]) | (np.isnan(a2) & np.isnan(o[seg]))
+        counts = np.zeros((lf.size, ncols), acc)
+        hit = lf > 0
+        if hit.any():
+            counts[hit] = np.add.reduceat(eq.astype(acc), starts[hit], axis=0)
+        gi = np.where(eq, g[seg] / np.where(counts[seg] == 0, 1, counts[seg]), 0)
+    else:   # prod
+        zero = a2 == 0
+        nz = np.zeros((lf.size, ncols), np.int64)
+        others = np.ones((lf.size, ncols), acc)
+        hit = lf > 0
+        if hit.any():
+            nz[hit] = np.add.reduceat(zero.astype(np.int64), starts[hit], axis=0)
+            others[hit] = np.multiply.reduceat(np.where(zero, 1, a2), starts[hit], axis=0)
+        if initial is not None:
+            others = others * initial
+        with np.errstate(divide="ignore", invalid="ignore"):
+            plain = g[seg] * o[seg] / np.where(zero, 1, a2)
+        gi = np.where(zero, np.where(nz[seg] == 1, g[seg] * others[seg], 0), plain)
+    return wrap(gi.reshape(shape).astype(impl.dtype.np, copy=False), impl.dtype, impl.device)
