@@ -559,7 +559,7 @@ def meta_index_copy(self, dim, index, source):
         a = [s for i, s in enumerate(shape) if i != d]
         b = [s for i, s in enumerate(sshape) if i != d]
         if a != b:
-            raise IndexError(f"index_copy_(): Source/destination tensor must have same slice shapes. Destination "
+            raise RuntimeError(f"index_copy_(): Source/destination tensor must have same slice shapes. Destination "
                              f"slice shape: {' '.join(map(str, a))} at dimension {d} and source slice shape: "
                              f"{' '.join(map(str, b))} at dimension 0.")
     return Plan(shape, impl.dtype, impl.device, None, d)
