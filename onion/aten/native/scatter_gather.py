@@ -475,12 +475,13 @@ def _index_func_meta(func, self, dim, index, source):
     return Plan(shape, impl.dtype, impl.device, None, d)
 
 
-def _index_scatter(plan, self, index, source, mode, include_self=True, alpha=None, oob=None):
-    """index_add/index_copy/index_reduce as one scatter of the whole source."""
+def _index_scatter(plan, self, index, source, mode, include_self=True, alpha=None, oob=None, native=False):
+    """index_add/index_copy/index_reduce as one scatter of the whole source (``native``: reduce in the
+    tensor's own dtype, rounding each step, as ATen's index_reduce loop does for float16/bfloat16)."""
     if plan.impl_error is not None:
         return None
     d = plan.extra
-    acc = None if mode is None else _acc_np(plan.dtype)
+    acc = None if mode is None or native else _acc_np(plan.dtype)
     res = _result_copy(self._impl, acc)
     idx = _index_array(index._impl, (-1,))
     size = res.shape[d]
@@ -528,7 +529,7 @@ def _reduce_oob(bad, size, d, ndim):
 
 
 def index_reduce_impl(xp, plan, self, dim, index, source, reduce, include_self=True):
-    return _index_scatter(plan, self, index, source, reduce, include_self, None, _reduce_oob)
+    return _index_scatter(plan, self, index, source, reduce, include_self, None, _reduce_oob, native=True)
 
 
 def meta_index_copy(self, dim, index, source):
@@ -641,7 +642,8 @@ def take_along_dim(self, indices, dim=None):
         raise RuntimeError(f"torch.take_along_dim(): dtype of indices should be Long but got "
                            f"{indices._impl.dtype.scalar_type_name}")
     if dim is None:
-        return at.gather(at.reshape(self, (-1,)), 0, at.reshape(indices, (-1,)), False)
+        flat = at.reshape(indices, (-1,))
+        return at.gather(at.reshape(self, (-1,)), 0, _wrap_negative(flat, _numel(_shape(self))), False)
     shape, ishape = _shape(self), _shape(indices)
     if len(shape) != len(ishape):
         raise RuntimeError(f"torch.take_along_dim(): input and indices should have the same number of dimensions, "
@@ -657,7 +659,13 @@ def take_along_dim(self, indices, dim=None):
     if shape:
         bshape_self[d] = shape[d]
         bshape_idx[d] = ishape[d]
+    indices = _wrap_negative(indices, shape[d] if shape else 1)
     return at.gather(at.expand(self, bshape_self, False), d, at.expand(indices, bshape_idx, False), False)
+
+
+def _wrap_negative(indices, size):
+    """take_along_dim counts a negative index from the end (gather itself refuses one)."""
+    return at.where_self(at.lt_Scalar(indices, 0), at.add_Scalar(indices, size, 1), indices)
 
 
 def take_along_dim_out(self, indices, dim=None, out=None):
