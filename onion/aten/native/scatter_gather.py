@@ -746,14 +746,22 @@ def _segment_lengths(data_shape, ax, lengths, offsets, unsafe):
 
 
 def _segment_layout(a, ax, ln):
-    """``a`` as (rows, trail) with its segments consecutive, and per segment: lengths, starts (flat)."""
+    """``a`` as (rows, trail) holding only the rows its segments cover, in segment order, with each
+    segment's length and first row there; ``sel`` maps those rows back to ``a``'s (None: all, in order)."""
     lead = a.shape[:ax]
     trail = a.shape[ax + 1:]
-    rows = _numel(lead) * a.shape[ax]
-    a2 = np.ascontiguousarray(a).reshape(rows, _numel(trail))
+    n = a.shape[ax]
+    a2 = np.ascontiguousarray(a).reshape(_numel(lead) * n, _numel(trail))
     lf = ln.reshape(-1)
     starts = np.cumsum(lf) - lf
-    return a2, lf, starts, trail
+    total = int(lf.sum()) if lf.size else 0
+    if total == a2.shape[0]:
+        return a2, lf, starts, None
+    # unsafe lengths that do not cover each row: take the covered rows only
+    within = np.cumsum(ln, axis=-1) - ln
+    src_start = (within + (np.arange(_numel(lead)) * n).reshape(lead + (1,))).reshape(-1)
+    sel = np.repeat(src_start - starts, lf) + np.arange(total)
+    return a2[sel], lf, starts, sel
 
 
 def segment_reduce(data, reduce, lengths=None, indices=None, offsets=None, axis=0, unsafe=False, initial=None):
@@ -763,12 +771,21 @@ def segment_reduce(data, reduce, lengths=None, indices=None, offsets=None, axis=
     if _is_meta(impl):
         return empty_tensor(out_shape, impl.dtype, impl.device)
     a = np.asarray(impl._array)
-    acc = _acc_np(impl.dtype)
+    acc = impl.dtype.np
     ln = _segment_lengths(a.shape, ax, lengths, offsets, unsafe)
-    a2, lf, starts, trail = _segment_layout(a.astype(acc, copy=False), ax, ln)
+    a2, lf, starts, _sel = _segment_layout(a, ax, ln)
     out = np.full((lf.size, a2.shape[1]), _SEGMENT_EMPTY[mode] if initial is None else initial, dtype=acc)
     hit = lf > 0
-    if hit.any() and a2.shape[0]:
+    if acc != _acc_np(impl.dtype) and hit.any():
+        # float16/bfloat16: ATen's loop folds each value into the running result in the dtype itself
+        if mode != "amax" and mode != "amin":
+            out[hit] = 0 if mode in ("sum", "mean") else 1
+            if initial is not None:
+                out[hit] = initial
+        _SEGMENT_UFUNC[mode].at(out, np.repeat(np.arange(lf.size), lf), a2)
+        if mode == "mean":
+            out[hit] = out[hit] / lf[hit].reshape(-1, 1).astype(acc)
+    elif hit.any() and a2.shape[0]:
         r = _SEGMENT_UFUNC[mode].reduceat(a2, starts[hit], axis=0)
         if initial is not None:
             r = _SEGMENT_UFUNC[mode](r, np.asarray(initial, dtype=acc))
@@ -789,7 +806,7 @@ def _segment_reduce_backward(grad, output, data, reduce, lengths=None, offsets=N
     acc = _acc_np(impl.dtype)
     a = np.asarray(impl._array).astype(acc)
     ln = _segment_lengths(shape, ax, lengths, offsets, True)
-    a2, lf, starts, trail = _segment_layout(a, ax, ln)
+    a2, lf, starts, sel = _segment_layout(a, ax, ln)
     ncols = a2.shape[1]
     g = np.asarray(grad._impl._array).astype(acc).reshape(lf.size, ncols)
     o = np.asarray(output._impl._array).astype(acc).reshape(lf.size, ncols)
@@ -818,4 +835,8 @@ def _segment_reduce_backward(grad, output, data, reduce, lengths=None, offsets=N
         with np.errstate(divide="ignore", invalid="ignore"):
             plain = g[seg] * o[seg] / np.where(zero, 1, a2)
         gi = np.where(zero, np.where(nz[seg] == 1, g[seg] * others[seg], 0), plain)
+    if sel is not None:
+        full = np.zeros((_numel(shape) // max(ncols, 1) if ncols else 0, ncols), acc)
+        full[sel] = gi
+        gi = full
     return wrap(gi.reshape(shape).astype(impl.dtype.np, copy=False), impl.dtype, impl.device)
