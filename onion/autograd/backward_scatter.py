@@ -8,7 +8,28 @@ from __future__ import annotations
 import numpy as np
 
 from ..aten.at import at
-from .formulas import _mask, ones_like, where, zeros_like
+from ..aten.tensor_new import scalar_to_tensor
+
+
+def _mask(cond, like):
+    """A boolean tensor as 0/1 of ``like``'s dtype (not differentiable)."""
+    return at._to_copy(cond, like.dtype, None, None, None, False, None)
+
+
+def ones_like(t):
+    return at.ones_like(t, None, None, None, None, None)
+
+
+def zeros_like(t):
+    return at.zeros_like(t, None, None, None, None, None)
+
+
+def where(cond, a, b):
+    if not hasattr(a, "_impl"):
+        a = scalar_to_tensor(a)
+    if not hasattr(b, "_impl"):
+        b = scalar_to_tensor(b)
+    return at.where_self(cond, a, b)
 
 __all__ = ["scatter_reduce_backward", "index_reduce_backward", "index_add_source_backward",
            "index_copy_source_backward", "index_fill_value_backward", "repeat_backward", "roll_backward",

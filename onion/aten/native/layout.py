@@ -11,13 +11,13 @@ from __future__ import annotations
 import numpy as np
 
 from ...core import dtype as _dt
-from ...core.device import canonical
+from ...core.device import META as _META, canonical
 from ...core.geometry import contiguous_strides, like_strides, wrap_dim
 from .. import iterator as _it
 from .. import view_geometry as g
 from ..at import at
 from ..structured import Plan
-from ..tensor_new import empty_tensor, wrap
+from ..tensor_new import allocation_error, empty_tensor, wrap
 
 
 def _shape(t):
@@ -121,10 +121,6 @@ def rot90(self, k=1, dims=(0, 1)):
         raise RuntimeError(f"expected total dims >= 2, but got total dims = {ndim}")
     if dims[0] == dims[1] or abs(dims[0] - dims[1]) == ndim:
         raise RuntimeError(f"expected rotation dims to be different, but got dim0 = {dims[0]} and dim1 = {dims[1]}")
-    if not (-ndim <= dims[0] < ndim):
-        raise RuntimeError(f"Rotation dim0 out of range, dim0 = {dims[0]}")
-    if not (-ndim <= dims[1] < ndim):
-        raise RuntimeError(f"Rotation dim1 out of range, dim1 = {dims[1]}")
     k = k % 4
     d0, d1 = wrap_dim(dims[0], ndim), wrap_dim(dims[1], ndim)
     if k == 1:
@@ -147,7 +143,7 @@ def roll(self, shifts, dims=()):
         pass
     elif len(shifts) != len(dims):
         raise RuntimeError(f"shifts and dimensions must align. shifts: {len(shifts)}, dims:{len(dims)}")
-    axes = [wrap_dim(d, len(shape)) for d in dims]
+    axes = [wrap_dim(d, len(shape), wrap_scalar=False) for d in dims]
     if _is_meta(impl):
         return empty_tensor(shape, impl.dtype, impl.device)
     a = impl._array
@@ -217,10 +213,17 @@ def _tri_indices(row, col, offset, dtype, device, lower):
         raise RuntimeError(f"col must be non-negative, got{col}")
     dt = dtype if dtype is not None else _dt.int64
     dev = canonical(device)
-    if lower:
-        r, c = np.tril_indices(row, offset, col)
-    else:
-        r, c = np.triu_indices(row, offset, col)
+    if dt.category != 1:
+        raise NotImplementedError(f"\"{'tril' if lower else 'triu'}_indices\" not implemented for "
+                                  f"'{dt.scalar_type_name}'")
+    try:
+        if lower:
+            r, c = np.tril_indices(row, offset, col)
+        else:
+            r, c = np.triu_indices(row, offset, col)
+    except (MemoryError, ValueError) as e:
+        raise RuntimeError(f"DefaultCPUAllocator: can't allocate memory for the indices of a {row}x{col} "
+                           f"matrix ({e})") from None
     n = r.size
     out = empty_tensor((2, n), dt, dev)
     if dev.type != "meta" and n:
@@ -279,6 +282,7 @@ def diag(self, diagonal=0):
 
 def diag_out(self, diagonal=0, out=None):
     r = diag(self, diagonal)
+    _cross_device_copy(r._impl.device, out._impl.device)
     if r._impl.dtype is not out._impl.dtype:
         raise RuntimeError(f"Expected out tensor to have dtype {r._impl.dtype.typemeta_name}, but got "
                            f"{out._impl.dtype.typemeta_name} instead")
@@ -310,7 +314,10 @@ def repeat(self, repeats):
         return empty_tensor(target, impl.dtype, impl.device)
     if not repeats:
         return _copy_new(impl, np.array(impl._array))
-    r = np.tile(impl._array.reshape(padded), repeats)
+    try:
+        r = np.tile(impl._array.reshape(padded), repeats)
+    except (MemoryError, ValueError) as e:
+        raise allocation_error(target, impl.dtype.itemsize, e) from None
     return _copy_new(impl, r)
 
 
@@ -325,10 +332,10 @@ def tile(self, dims):
 def _repeat_interleave_plan(repeats, output_size):
     impl = repeats._impl
     shape = _shape(repeats)
-    if len(shape) != 1:
-        raise RuntimeError("repeat_interleave only accept 1D vector as repeat")
     if impl.dtype not in (_dt.int64, _dt.int32):
         raise NotImplementedError(f"\"repeat_interleave_cpu\" not implemented for '{impl.dtype.scalar_type_name}'")
+    if len(shape) != 1:
+        raise RuntimeError("repeat_interleave only accept 1D vector as repeat")
 
 
 def repeat_interleave_Tensor(repeats, output_size=None):
@@ -397,7 +404,7 @@ def _has_internal_overlap(shape, strides):
     return any(st == 0 and n > 1 for n, st in zip(shape, strides))
 
 
-def _view_scatter(self, src, geom):
+def _view_scatter(self, src, geom, no_meta_kernel=False):
     """``self`` copied as PyTorch's clone_preserve_strides copies it (its whole storage, so the same
     strides and storage offset; a plain clone for an expanded tensor), with ``src`` written through
     the view that ``geom(sizes, strides, storage_offset)`` describes of that copy."""
@@ -405,6 +412,8 @@ def _view_scatter(self, src, geom):
     shape = _shape(self)
     strides = _strides_of(impl)
     meta = _is_meta(impl) or _is_meta(src._impl)
+    if meta and not _is_meta(impl) and no_meta_kernel:
+        raise NotImplementedError("Cannot copy out of meta tensor; no data!")
     expanded = _has_internal_overlap(shape, strides)
     if expanded:
         strides = _preserve(impl)
@@ -412,12 +421,15 @@ def _view_scatter(self, src, geom):
     else:
         offset = impl.storage_offset()
     sizes, vstrides, voff = geom(shape, strides, offset)
+    if _has_internal_overlap(sizes, vstrides):
+        raise RuntimeError("unsupported operation: more than one element of the written-to tensor refers to a "
+                           "single memory location. Please clone() the tensor before performing the operation.")
     sshape = _shape(src)
     if tuple(sizes) != sshape:
         raise RuntimeError(f"expected src to have a size equal to the slice of self. src size = {list(sshape)}, "
                            f"slice size = {list(sizes)}")
     if meta:
-        return empty_tensor(shape, impl.dtype, impl.device, strides)
+        return empty_tensor(shape, impl.dtype, _META, strides)
     dt = impl.dtype
     item = dt.itemsize
     if expanded or impl.device.type != "cpu":
@@ -464,10 +476,17 @@ def as_strided_scatter(self, src, size, stride, storage_offset=None):
             nbytes = (off + (1 + sum((s - 1) * t for s, t in zip(sh, st)) if all(sh) else 0)) * item
         return g.as_strided(sh, st, off, tuple(size), tuple(stride), storage_offset,
                             itemsize=item, storage_nbytes=nbytes)
-    return _view_scatter(self, src, geom)
+    return _view_scatter(self, src, geom, no_meta_kernel=True)
+
+
+def _cross_device_copy(src_device, dst_device):
+    if src_device != dst_device:
+        raise RuntimeError(f"Attempting to copy from device {src_device.type} to device {dst_device.type}, but "
+                           "cross-device copies are not allowed!")
 
 
 def _scatter_out(r, out):
+    _cross_device_copy(r._impl.device, out._impl.device)
     if r._impl.dtype is not out._impl.dtype:
         raise RuntimeError(f"Expected out tensor to have dtype {r._impl.dtype.typemeta_name}, but got "
                            f"{out._impl.dtype.typemeta_name} instead")

@@ -236,7 +236,7 @@ def meta_gather(self, dim, index, sparse_grad=False):
     _dtype_check("gather", self, index)
     if _numel(ishape):
         _gather_shape_check(shape, d, ishape)
-    return Plan(ishape, impl.dtype, impl.device, None, d)
+    return Plan(ishape, impl.dtype, impl.device, None, d, None, None, (self, index))
 
 
 def gather_impl(xp, plan, self, dim, index, sparse_grad=False):
@@ -425,6 +425,8 @@ def index_select_out(self, dim, index, out):
         raise RuntimeError("index_select(): self and result must have the same scalar type")
     if _is_meta(self._impl, index._impl, out._impl):
         return meta_out("index_select", plan, out)
+    from ..iterator import check_no_overlap
+    check_no_overlap(out._impl, (self._impl, index._impl))
     return _out("index_select", plan, _index_select_values(plan, self, index), out)
 
 
@@ -637,7 +639,17 @@ def index_fill_int_Tensor(self, dim, index, value):
 # composites: take_along_dim, the backward helpers PyTorch names as operators
 # --------------------------------------------------------------------------
 
+def _check_same_device(where, *tensors):
+    first = tensors[0]._impl.device
+    for t in tensors[1:]:
+        d = t._impl.device
+        if d != first:
+            raise RuntimeError(f"Expected tensor to have {first.type} Device, but got tensor with {d.type} Device "
+                               f"(while checking arguments for {where})")
+
+
 def take_along_dim(self, indices, dim=None):
+    _check_same_device("torch.take_along_dim()", self, indices)
     if indices._impl.dtype is not _int64:
         raise RuntimeError(f"torch.take_along_dim(): dtype of indices should be Long but got "
                            f"{indices._impl.dtype.scalar_type_name}")
@@ -669,6 +681,7 @@ def _wrap_negative(indices, size):
 
 
 def take_along_dim_out(self, indices, dim=None, out=None):
+    _check_same_device("torch.take_along_dim()", self, indices, out)
     r = take_along_dim(self, indices, dim)
     if out._impl.dtype is not r._impl.dtype:
         raise RuntimeError(f"Expected out tensor to have dtype {r._impl.dtype.typemeta_name}, but got "
@@ -798,9 +811,11 @@ def segment_reduce(data, reduce, lengths=None, indices=None, offsets=None, axis=
 def _segment_reduce_backward(grad, output, data, reduce, lengths=None, offsets=None, axis=0, initial=None):
     impl = data._impl
     from ..tensor_new import empty_tensor, wrap
+    mode = _SEGMENT_REDUCES.get(reduce)
+    if mode is None:
+        raise RuntimeError(f"reduce argument must be either sum, prod, mean, amax or amin, got {reduce}")
     if _is_meta(impl):
         return empty_tensor(_shape(data), impl.dtype, impl.device)
-    mode = _SEGMENT_REDUCES[reduce]
     shape = _shape(data)
     ax = wrap_dim(axis, len(shape))
     acc = _acc_np(impl.dtype)
