@@ -292,3 +292,15 @@ def test_scatter_add_large_matches_torch():
     rt = torch.tensor(z).scatter_reduce(1, torch.tensor(idx), torch.tensor(src), "amin", include_self=False)
     ro = onion.tensor(z).scatter_reduce(1, onion.tensor(idx), onion.tensor(src), "amin", include_self=False)
     assert ro.tolist() == rt.tolist()
+
+
+def test_out_overlap_refused():
+    """gather/index_select refuse an out= that is expanded or shares memory with an input, as PyTorch."""
+    for lib in (torch, onion):
+        src, idx = lib.arange(6.), lib.tensor([0, 1, 2])
+        for out in (lib.zeros(1).expand(3), src[:3]):
+            with pytest.raises(RuntimeError, match="unsupported operation"):
+                lib.gather(src, 0, idx, out=out)
+        x = lib.zeros(3, 6)
+        with pytest.raises(RuntimeError, match="unsupported operation"):
+            lib.index_select(x, 1, lib.tensor([0, 1]), out=lib.zeros(1, 2).expand(3, 2))

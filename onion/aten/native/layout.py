@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...core import dtype as _dt
-from ...core.device import META as _META, canonical
+from ...core.device import canonical
 from ...core.geometry import contiguous_strides, like_strides, wrap_dim
 from .. import iterator as _it
 from .. import view_geometry as g
@@ -119,10 +119,10 @@ def rot90(self, k=1, dims=(0, 1)):
     ndim = len(_shape(self))
     if ndim < 2:
         raise RuntimeError(f"expected total dims >= 2, but got total dims = {ndim}")
-    if dims[0] == dims[1] or abs(dims[0] - dims[1]) == ndim:
-        raise RuntimeError(f"expected rotation dims to be different, but got dim0 = {dims[0]} and dim1 = {dims[1]}")
-    k = k % 4
     d0, d1 = wrap_dim(dims[0], ndim), wrap_dim(dims[1], ndim)
+    if d0 == d1:
+        raise RuntimeError(f"expected rotation dims to be different, but got dim0 = {d0} and dim1 = {d1}")
+    k = k % 4
     if k == 1:
         return _fresh_transpose(at.flip(self, [d1]), d0, d1)
     if k == 2:
@@ -411,9 +411,12 @@ def _view_scatter(self, src, geom, no_meta_kernel=False):
     impl = self._impl
     shape = _shape(self)
     strides = _strides_of(impl)
-    meta = _is_meta(impl) or _is_meta(src._impl)
-    if meta and not _is_meta(impl) and no_meta_kernel:
-        raise NotImplementedError("Cannot copy out of meta tensor; no data!")
+    if _is_meta(impl):      # PyTorch's meta kernel: self's geometry, nothing checked
+        return empty_tensor(shape, impl.dtype, impl.device, strides)
+    if _is_meta(src._impl):
+        if no_meta_kernel:
+            raise NotImplementedError("Cannot copy out of meta tensor; no data!")
+        return at.clone(self, None)     # PyTorch 2.13 copies self and writes nothing from a meta src
     expanded = _has_internal_overlap(shape, strides)
     if expanded:
         strides = _preserve(impl)
@@ -428,8 +431,6 @@ def _view_scatter(self, src, geom, no_meta_kernel=False):
     if tuple(sizes) != sshape:
         raise RuntimeError(f"expected src to have a size equal to the slice of self. src size = {list(sshape)}, "
                            f"slice size = {list(sizes)}")
-    if meta:
-        return empty_tensor(shape, impl.dtype, _META, strides)
     dt = impl.dtype
     item = dt.itemsize
     if expanded or impl.device.type != "cpu":
@@ -485,7 +486,10 @@ def _cross_device_copy(src_device, dst_device):
                            "cross-device copies are not allowed!")
 
 
-def _scatter_out(r, out):
+def _scatter_out(r, out, self=None, src=None):
+    if self is not None and (_is_meta(self._impl) or _is_meta(src._impl)):
+        # the out= overload dispatches on Meta when any argument is a meta tensor: its result is a meta one
+        r = empty_tensor(_shape(r), r._impl.dtype, src._impl.device if _is_meta(src._impl) else self._impl.device)
     _cross_device_copy(r._impl.device, out._impl.device)
     if r._impl.dtype is not out._impl.dtype:
         raise RuntimeError(f"Expected out tensor to have dtype {r._impl.dtype.typemeta_name}, but got "
@@ -497,15 +501,15 @@ def _scatter_out(r, out):
 
 
 def select_scatter_out(self, src, dim, index, out):
-    return _scatter_out(select_scatter(self, src, dim, index), out)
+    return _scatter_out(select_scatter(self, src, dim, index), out, self, src)
 
 
 def slice_scatter_out(self, src, dim=0, start=None, end=None, step=1, out=None):
-    return _scatter_out(slice_scatter(self, src, dim, start, end, step), out)
+    return _scatter_out(slice_scatter(self, src, dim, start, end, step), out, self, src)
 
 
 def diagonal_scatter_out(self, src, offset=0, dim1=0, dim2=1, out=None):
-    return _scatter_out(diagonal_scatter(self, src, offset, dim1, dim2), out)
+    return _scatter_out(diagonal_scatter(self, src, offset, dim1, dim2), out, self, src)
 
 
 def as_strided_scatter_out(self, src, size, stride, storage_offset=None, out=None):
