@@ -495,6 +495,15 @@ def _index_scatter(plan, self, index, source, mode, include_self=True, alpha=Non
         src = src.reshape(1)
     if alpha is not None:
         src = src.astype(res.dtype) * _scalar_value(alpha, plan.dtype).astype(res.dtype)
+    if (mode is None or mode == "sum") and res.ndim > 1 and src.ndim == res.ndim and \
+            (mode is None or np.unique(idx).size == idx.size):
+        # a copy, or an add with no repeated index: one fancy-indexed write of whole slices
+        key = (slice(None),) * d + (idx,)
+        if mode is None:
+            res[key] = src
+        else:
+            res[key] += src.astype(res.dtype, copy=False)
+        return _finish(res, plan)
     full = _expanded_index(idx, res.ndim, d, src.shape)
     _scatter_into(res, d, full, src, mode, include_self)
     return _finish(res, plan)
