@@ -70,6 +70,7 @@ def _load() -> None:
     for name, fn in {**METHODS, **EXTRA_METHODS}.items():
         setattr(Tensor, name, fn)
     g.update(FUNCTIONS)
+    g["_segment_reduce"] = FUNCTIONS["segment_reduce"]     # torch._segment_reduce is the same function
     g.update(tensor=tensor, from_numpy=from_numpy, as_tensor=as_tensor)
     from . import _C, autograd, library, nn, utils  # noqa: F401
     from .autograd.grad_mode import (enable_grad, inference_mode, is_grad_enabled, is_inference_mode_enabled,

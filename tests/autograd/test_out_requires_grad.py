@@ -41,6 +41,19 @@ for _name, _inputs in _AUTOGEN_OUT.items():
                                 "which only looks at out; onion gives it the refusal of every out= overload whose "
                                 "functional operator is differentiable")
     KNOWN[(_name, "out")] = "the same fallback names the operator 'aten::<name>()'; onion says '<name>()'"
+# the view-scatter out= overloads PyTorch autogenerates: the boxed fallback accepts inputs that require grad
+# (a NotImplemented grad_fn) and names 'aten::<op>()'; onion's composite out= refuses and says '<op>()'
+KNOWN.update({(f"{op}.out", arg): "PyTorch autogenerates this out= (boxed autograd fallback, as relu.out)"
+              for op in ("slice_scatter", "as_strided_scatter")
+              for arg in ("self", "src", "out")})
+# composite out= overloads (CompositeImplicitAutograd in PyTorch): take_along_dim.out and diag.out run gather.out /
+# diagonal_copy.out, whose own autograd check refuses; onion's composites copy into out with copy_
+KNOWN.update({("take_along_dim.out", "self"): "PyTorch's composite calls gather.out, which refuses inputs that "
+                                              "require grad; onion's computes and copies into out (copy_ records)",
+              ("take_along_dim.out", "out"): "PyTorch refuses in gather.out; onion's copy_ into a leaf out refuses "
+                                             "with the in-place leaf message",
+              ("diag.out", "out"): "PyTorch refuses in diagonal_copy.out; onion's copy_ into a leaf out refuses with "
+                                   "the in-place leaf message"})
 
 
 def _out_specs():

@@ -604,6 +604,36 @@ def hand_calls() -> list:
     calls.append(_g("operator", "setitem", [T((3, 3)), Lit(0), Lit(1.0)],
                     [S(0, "Tensor", role="self_inplace"), S(1, "index"), S(2, "value")]))
     calls.append(_g("operator", "setitem", [T((3, 3)), Lit((1, 2)), T(())], [S(2, "value")]))
+    calls.extend(_scatter_calls())
+    return calls
+
+
+def _scatter_calls() -> list:
+    """gather/scatter/index_*: the schema probe's float32 samples cannot index, so these are written by hand
+    (int64 index tensors hold 1, 2, ...: valid along a dim of size 8)."""
+    x, i2, i1, s2 = T((3, 8)), T((3, 2), "int64"), T((2,), "int64"), T((3, 2))
+    calls = []
+    for kind in ("function", "method"):
+        calls += [_g(kind, "gather", [x, Lit(1), i2], []),
+                  _g(kind, "scatter", [x, Lit(1), i2, s2], []),
+                  _g(kind, "scatter_add", [x, Lit(1), i2, s2], []),
+                  _g(kind, "scatter_reduce", [x, Lit(1), i2, s2, Lit("sum")], []),
+                  _g(kind, "index_add", [x, Lit(1), i1, s2], []),
+                  _g(kind, "index_copy", [x, Lit(1), i1, s2], []),
+                  _g(kind, "index_fill", [x, Lit(1), i1, Lit(2.0)], []),
+                  _g(kind, "index_reduce", [x, Lit(1), i1, s2, Lit("amax")], []),
+                  _g(kind, "index_select", [x, Lit(1), i1], []),
+                  _g(kind, "take_along_dim", [x, i2, Lit(1)], []),
+                  _g(kind, "roll", [T((3, 3)), Lit(1)], []),
+                  _g(kind, "diagonal_scatter", [T((3, 3)), T((3,))], []),
+                  _g(kind, "select_scatter", [T((3, 3)), T((3,)), Lit(0), Lit(0)], [])]
+    calls += [_g("method", name, [x, Lit(1), i2, s2], []) for name in ("scatter_", "scatter_add_")]
+    calls += [_g("method", "scatter_reduce_", [x, Lit(1), i2, s2, Lit("sum")], []),
+              _g("method", "index_add_", [x, Lit(1), i1, s2], []),
+              _g("method", "index_copy_", [x, Lit(1), i1, s2], []),
+              _g("method", "index_fill_", [x, Lit(1), i1, Lit(2.0)], []),
+              _g("method", "index_reduce_", [x, Lit(1), i1, s2, Lit("amax")], []),
+              _g("function", "segment_reduce", [T((3,)), Lit("sum")], [], kwargs=[("lengths", i1)])]
     return calls
 
 

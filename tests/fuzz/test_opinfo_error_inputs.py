@@ -101,6 +101,13 @@ TYPE_DIFFERS: dict[str, str] = {
 CASES = _cases()
 
 
+# error inputs whose point is memory layout or aliasing, which to_onion (a copy per tensor) does not carry over
+_ALIASING = ("the error input's out= is an expanded tensor or shares memory with an input; to_onion copies each "
+             "tensor on its own, so onion is called without the overlap (tests/aten/test_scatter_gather.py "
+             "checks these refusals directly)")
+NOT_CONVERTED = {"gather-5": _ALIASING, "gather-6": _ALIASING, "gather-7": _ALIASING, "index_select-0": _ALIASING}
+
+
 @pytest.mark.parametrize("op,error_input", CASES)
 def test_error_input(op, error_input, request):
     case = request.node.callspec.id
@@ -113,6 +120,8 @@ def test_error_input(op, error_input, request):
         pytest.skip("PyTorch itself takes this error input on CPU (it is meant for another device)")
     except want_type:
         pass
+    if case in NOT_CONVERTED:
+        pytest.skip(NOT_CONVERTED[case])
     fn = _onion_callable(op)
     try:
         args = [to_onion(s.input)] + [to_onion(a) for a in s.args]
