@@ -65,9 +65,13 @@ def backward_helper_names() -> frozenset:
     """Names a derivatives.yaml formula may use besides its own: what ``from formulas import *``
     brings into the generated nodes (public top-level names), plus Python's builtins."""
     names = set(dir(builtins))
-    for node in _parse(BACKWARD_HELPERS_FILE).body:
+    body = list(_parse(BACKWARD_HELPERS_FILE).body)
+    for node in body:
         if isinstance(node, (ast.FunctionDef, ast.ClassDef)):
             names.add(node.name)
+        elif isinstance(node, ast.ImportFrom) and node.level == 1 and [a.name for a in node.names] == ["*"]:
+            # an area's own helper module (``from .backward_<area> import *``): its top-level names
+            body.extend(_parse(os.path.join(os.path.dirname(BACKWARD_HELPERS_FILE), f"{node.module}.py")).body)
         elif isinstance(node, (ast.Import, ast.ImportFrom)):
             names.update((a.asname or a.name).split(".")[0] for a in node.names)
         elif isinstance(node, ast.Assign):
