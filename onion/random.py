@@ -41,7 +41,7 @@ def fork_rng(devices=None, enabled=True, _caller="fork_rng", _devices_kw="device
     if not enabled:
         yield
         return
-    saved = default_generator.clone_state()
+    saved = default_generator.snapshot()
     try:
         yield
     finally:

@@ -168,6 +168,22 @@ def test_state_moves_between_libraries():
     assert_same(tarr(torch.rand(4, generator=back)), arr(onion.rand(4, generator=go)))
 
 
+def test_clone_state_and_offset():
+    go, gt = gens(21)
+    onion.rand(5, generator=go)
+    torch.rand(5, generator=gt)
+    co, ct = go.clone_state(), gt.clone_state()
+    assert isinstance(co, onion.Generator) and co is not go
+    assert_same(arr(onion.rand(9, generator=co)), tarr(torch.rand(9, generator=ct)))
+    assert_same(arr(onion.rand(9, generator=go)), tarr(torch.rand(9, generator=gt)))     # the original is untouched
+    for call in (lambda g: g.get_offset(), lambda g: g.set_offset(1)):
+        with pytest.raises(RuntimeError) as et:
+            call(gt)
+        with pytest.raises(RuntimeError) as eo:
+            call(go)
+        assert str(eo.value) == str(et.value)
+
+
 def test_default_generator_functions():
     onion.manual_seed(123)
     torch.manual_seed(123)

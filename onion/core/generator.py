@@ -87,10 +87,19 @@ class Generator:
     def device(self):
         return self._device
 
+    def get_offset(self) -> int:
+        raise RuntimeError("CPU Generator does not use offset")
+
+    def set_offset(self, offset) -> "Generator":
+        raise RuntimeError("CPU Generator does not use offset")
+
     # --- state in PyTorch's layout --------------------------------------------------------------
     def get_state(self):
-        from ..aten.tensor_new import wrap_cpu
         from . import dtype as _dt
+        from .device import CPU
+        from .dispatch_key import K, tensor_keyset
+        from .tensor import make_tensor
+        from .tensor_impl import TensorImpl
         st = self._bg.state["state"]
         pos = int(st["pos"])
         rec = np.zeros((), STATE_DTYPE)
@@ -105,7 +114,8 @@ class Generator:
         if self.next_float_normal_sample is not None:
             rec["is_next_float_normal_sample_valid"] = 1
             rec["next_float_normal_sample"] = self.next_float_normal_sample
-        return wrap_cpu(np.frombuffer(rec.tobytes(), np.uint8).copy(), _dt.uint8)
+        data = np.frombuffer(rec.tobytes(), np.uint8).copy()
+        return make_tensor(TensorImpl(data, _dt.uint8, CPU, tensor_keyset(K.CPU)))
 
     def set_state(self, new_state) -> "Generator":
         from .tensor import Tensor
@@ -134,8 +144,14 @@ class Generator:
             if rec["is_next_float_normal_sample_valid"] else None
         return self
 
-    def clone_state(self) -> tuple:
-        """Everything that defines the stream, for fork_rng and graph-free save/restore."""
+    def clone_state(self) -> "Generator":
+        """A new generator at this one's point of the stream (torch.Generator.clone_state)."""
+        g = Generator(self._device)
+        g.restore_state(self.snapshot())
+        return g
+
+    def snapshot(self) -> tuple:
+        """Everything that defines the stream, for fork_rng's save and restore."""
         return (self._bg.state, self._seed, self._fresh_next, self.next_double_normal_sample,
                 self.next_float_normal_sample)
 
@@ -162,7 +178,7 @@ class Generator:
         return self._draw(0, (1 << 64) - 1, size=n, dtype=np.uint64, endpoint=True)
 
     def __getstate__(self):
-        return self.clone_state(), str(self._device)
+        return self.snapshot(), str(self._device)
 
     def __setstate__(self, state):
         self._device = canonical(state[1])

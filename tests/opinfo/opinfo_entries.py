@@ -71,13 +71,8 @@ def _seeded_wrapper_lambda(fn) -> Optional[Callable]:
     code = getattr(fn, "__code__", None)
     if code is None or "wrapper_set_seed" not in code.co_names or fn.__closure__:
         return None
-    found = []
-
     def onion_wrapper_set_seed(op, *args, **kwargs):
         o_op = onion_callable(op)
-        if o_op is None:
-            found.append(op)
-            raise LookupError(op)
         with onion.random.fork_rng():
             onion.manual_seed(42)
             return o_op(*args, **kwargs)
