@@ -10,6 +10,7 @@ rounded once.  Fisher-Yates (randperm) is sequential: its draws are one array, i
 from __future__ import annotations
 
 import math
+import threading
 
 import numpy as np
 
@@ -313,6 +314,12 @@ def _uniform_values(g, n, dt, frm, to):
     return np.where(vals == hi, lo, vals)
 
 
+def _fill_unit_float32(g, out, n):
+    """uniform_(0, 1) into a flat float32 array: 24-bit draws scaled, with no intermediate array."""
+    np.bitwise_and(g.random(n), np.uint32(0xFFFFFF), out=out.view(np.uint32))
+    np.multiply(out.view(np.uint32), np.float32(2.0 ** -24), out=out, casting="unsafe")
+
+
 def uniform_(self, from_=0.0, to=1.0, generator=None):
     impl = _begin_inplace(self)
     dt = impl.dtype
@@ -325,7 +332,11 @@ def uniform_(self, from_=0.0, to=1.0, generator=None):
     _float_digits(dt, "check_uniform_bounds")
     _check_uniform(dt, from_, to)
     g = _generator(generator, impl.device)
-    if g is not None and impl._array.size:
+    arr = impl._array
+    if g is not None and dt is _dt.float32 and from_ == 0 and to == 1 and arr.size and arr.flags.c_contiguous \
+            and type(arr) is np.ndarray:
+        _fill_unit_float32(g, arr.reshape(-1), arr.size)
+    elif g is not None and impl._array.size:
         _store(impl, _uniform_values(g, impl._array.size, dt, from_, to))
     return _finish(self)
 
@@ -383,6 +394,60 @@ def _box_muller_16_float(blocks, mean, std):
     blocks[:, 8:] = radius
 
 
+_SCRATCH = threading.local()
+_SCRATCH_MAX = 64 << 20
+
+
+def _scratch(shape, dtype):
+    """A work array reused between calls (up to 64 MiB per thread): large fresh temporaries cost more in
+    page faults than the arithmetic done in them."""
+    nbytes = int(np.prod(shape)) * np.dtype(dtype).itemsize
+    if nbytes > _SCRATCH_MAX:
+        return np.empty(shape, dtype)
+    buf = getattr(_SCRATCH, "buf", None)
+    if buf is None or buf.nbytes < nbytes:
+        buf = _SCRATCH.buf = np.empty(max(nbytes, 1 << 16), np.uint8)
+    return buf[:nbytes].view(dtype).reshape(shape)
+
+
+def _box_muller_blocks_into(raw, dst, mean, std):
+    """normal_fill's float blocks, written straight into ``dst`` (an (m, 2, 8) float32 view of the output):
+    the draws are regrouped (first halves, second halves) while they are masked, converted in place, and
+    the last steps write each half into place, so no pass is spent only on copying."""
+    m = dst.shape[0]
+    work = _scratch((2, m, 8), np.float32)
+    bits = work.view(np.uint32)
+    np.bitwise_and(raw.reshape(m, 2, 8).transpose(1, 0, 2), np.uint32(0xFFFFFF), out=bits)
+    np.multiply(bits, np.float32(2.0 ** -24), out=work, dtype=np.float32, casting="unsafe")
+    radius, theta = work[0], work[1]
+    np.subtract(np.float32(1.0), radius, out=radius)
+    np.log(radius, out=radius)
+    radius *= np.float32(-2.0)
+    np.sqrt(radius, out=radius)
+    theta *= np.float32(_TWO_PI)
+    first, second = dst[:, 0, :], dst[:, 1, :]
+    np.cos(theta, out=first)
+    np.sin(theta, out=theta)
+    np.multiply(first, radius, out=first)
+    np.multiply(radius, theta, out=second)
+    if std != 1.0 or mean != 0.0:
+        flat = dst.reshape(-1)
+        flat *= np.float32(std)
+        flat += np.float32(mean)
+
+
+def _normal_fill_float32(g, out, n, mean, std):
+    """normal_'s float32 kernel for 16 or more contiguous elements, into the flat output array ``out``."""
+    whole = n - n % 16
+    raw = g.random(n)
+    if whole:
+        _box_muller_blocks_into(raw[:whole], out[:whole].reshape(-1, 2, 8), mean, std)
+    if n % 16:
+        tail = np.empty((1, 2, 8), np.float32)
+        _box_muller_blocks_into(g.random(16), tail, mean, std)
+        out[n - 16:] = tail.reshape(-1)
+
+
 def _normal_values(g, impl, n, mean, std):
     dt = impl.dtype
     _float_digits(dt, "normal_kernel_cpu")
@@ -427,8 +492,13 @@ def normal_(self, mean=0.0, std=1.0, generator=None):
         return _finish(self)
     _float_digits(impl.dtype, "normal_kernel_cpu")
     g = _generator(generator, impl.device)
-    if g is not None and impl._array.size:
-        _store(impl, _normal_values(g, impl, impl._array.size, mean, std))
+    n = impl._array.size
+    if g is not None and n:
+        arr = impl._array
+        if impl.dtype is _dt.float32 and n >= 16 and arr.flags.c_contiguous and type(arr) is np.ndarray:
+            _normal_fill_float32(g, arr.reshape(-1), n, mean, std)
+        else:
+            _store(impl, _normal_values(g, impl, n, mean, std))
     return _finish(self)
 
 
