@@ -19,6 +19,9 @@ from .core.memory_format import (channels_last, channels_last_3d, contiguous_for
                                  memory_format, preserve_format)
 from .core.promotion import can_cast, promote_types  # noqa: F401
 from .core.tensor import Size  # noqa: F401
+from .core.generator import Generator, default_generator  # noqa: F401
+from . import random  # noqa: F401
+from .random import get_rng_state, initial_seed, manual_seed, seed, set_rng_state  # noqa: F401
 
 if TYPE_CHECKING:
     # What _load() adds at runtime, as type checkers and editors should see it: the generated

@@ -347,3 +347,4 @@ def numel_of(sizes) -> int:
 from .backward_indexing import *  # noqa: F401,F403
 from .backward_complex import *  # noqa: F401,F403
 from .backward_scatter import *  # noqa: E402,F401,F403
+from .backward_rng import *  # noqa: E402,F401,F403

@@ -32,12 +32,31 @@ def _op_db():
 
 def _onion_callable(op):
     """onion's function of the OpInfo's name, or its Tensor method; None if onion has neither."""
+    code = getattr(op.op, "__code__", None)
+    if code is not None and "wrapper_set_seed" in code.co_names:
+        return _seeded_target(code)         # a random operator, called after seeding: the one it wraps
     if op.name.startswith("__") or getattr(torch, op.name, None) is None or op.op is not getattr(torch, op.name):
         fn = getattr(onion.Tensor, op.name, None)
         if fn is None or isinstance(fn, property) or not callable(fn):
             return None
         return fn           # unbound, as OpInfo calls it: Tensor.__radd__(2, 3) must raise
     return getattr(onion, op.name, None)
+
+
+def _seeded_target(code):
+    """onion's counterpart of the ``torch.x`` / ``torch.Tensor.x`` a ``wrapper_set_seed`` lambda calls."""
+    import dis
+    chain = []
+    for ins in dis.get_instructions(code):
+        if ins.opname in ("LOAD_GLOBAL", "LOAD_NAME") and ins.argval == "torch":
+            chain = ["torch"]
+        elif chain and ins.opname in ("LOAD_ATTR", "LOAD_METHOD"):
+            chain.append(ins.argval)
+        elif chain:
+            break
+    if chain[1:2] == ["Tensor"] and len(chain) == 3:
+        return getattr(onion.Tensor, chain[2], None)
+    return getattr(onion, chain[1], None) if len(chain) == 2 else None
 
 
 def _cases():
@@ -61,6 +80,9 @@ def to_onion(x):
         dt = getattr(onion, str(t.dtype).split(".")[-1])
         if t.device.type == "meta":
             o = onion.empty_strided(tuple(t.shape), tuple(t.stride()), dtype=dt, device="meta")
+        elif any(st == 0 and n > 1 for n, st in zip(t.shape, t.stride())):     # an expanded tensor stays one
+            base = t[tuple(slice(0, 1) if st == 0 else slice(None) for st in t.stride())].contiguous()
+            o = to_onion(base).expand(tuple(t.shape))
         else:
             arr = (t.float() if t.dtype == torch.bfloat16 else t).cpu().resolve_conj().resolve_neg().numpy()
             o = onion.tensor(np.array(arr), dtype=dt)
