@@ -458,6 +458,15 @@ def _set_part(part):
     return setter
 
 
+def _H(self):
+    """``t.H``: the conjugate transpose of a matrix (a view; the Conjugate bit for complex)."""
+    n = self._impl._array.ndim
+    if n != 2:
+        extra = " For batches of matrices, consider using tensor.mH" if n > 2 else ""
+        raise RuntimeError(f"tensor.H is only supported on matrices (2-D tensors). Got {n}-D tensor.{extra}")
+    return _conj(at.transpose_int(self, 0, 1))
+
+
 def _adjoint(self, name="adjoint()"):
     """The conjugate transpose of the last two dims (``mH``); PyTorch refuses fewer than 2 dims."""
     n = self._impl._array.ndim
@@ -565,6 +574,7 @@ EXTRA_METHODS = {
     "T": property(_T),
     "mT": property(lambda self: at.transpose_int(self, -2, -1)),
     "mH": property(lambda self: _adjoint(self, "mH")),
+    "H": property(_H),
     "adjoint": _adjoint,
     "conj": _conj,
     "is_conj": _is_conj,

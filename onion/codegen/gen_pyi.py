@@ -349,6 +349,7 @@ _API_TENSOR = {
     "T": ["    @property", "    def T(self) -> Tensor: ..."],
     "mT": ["    @property", "    def mT(self) -> Tensor: ..."],
     "mH": ["    @property", "    def mH(self) -> Tensor: ..."],
+    "H": ["    @property", "    def H(self) -> Tensor: ..."],
     "adjoint": ["    def adjoint(self) -> Tensor: ..."],
     "is_conj": ["    def is_conj(self) -> _bool: ..."],
     "is_neg": ["    def is_neg(self) -> _bool: ..."],
