@@ -10,7 +10,6 @@ propagate NaN with the index of the first NaN, median takes the lower of the two
 """
 from __future__ import annotations
 
-import math
 
 import numpy as np
 
