@@ -18,6 +18,14 @@ SHAPES = {"bmm": (1, 2, 2)}
 SCALAR_TENSOR_ARGS = {"fill_": ("value",), "linspace": ("start", "end")}
 # arguments whose value is not decided by type alone
 VALUES = {("to", "dtype"): "float32", ("clamp", "min"): 0.25, ("div", "rounding_mode"): "floor"}
+# ---- sort: tensors that must be integral (indices, counts' inputs) or 1-D (boundaries, bin edges)
+TENSOR_DTYPES = {("max", "max_values"): "int64", ("min", "min_indices"): "int64", ("searchsorted", "sorter"): "int64",
+                 ("bincount", "self"): "int64",
+                 **{(op, "indices"): "int64" for op in ("sort", "topk", "kthvalue", "median", "nanmedian", "mode",
+                                                        "cummax", "cummin")}}
+ARG_SHAPES = {("bucketize", "boundaries"): (2,), ("histogram", "bins"): (3,), ("bincount", "self"): (2,),
+              ("bincount", "weights"): (2,), ("searchsorted", "sorted_sequence"): (2,), ("searchsorted", "sorter"): (2,)}
+VALUES[("kthvalue", "k")] = 1
 
 
 @dataclass
@@ -29,6 +37,7 @@ class TensorSpec:
     shape: tuple
     dtype: str
     is_out: bool = False
+    fixed: bool = False      # a dtype of its own (TENSOR_DTYPES), kept when an out= template asks another
 
 
 @dataclass
@@ -64,7 +73,10 @@ def call_spec(schema):
         is_out = getattr(a, "is_out", False) or (a.kwarg_only and name == "out")
         if ty.startswith("Tensor") and "[]" not in ty:
             shp = () if name in SCALAR_TENSOR_ARGS.get(op_name, ()) else (shape[-1],) if name == "bias" else shape
-            t = TensorSpec(name, len(spec.tensors), shp, "bool" if name == "condition" else "float32", is_out)
+            shp = ARG_SHAPES.get((base, name), shp)
+            fixed = TENSOR_DTYPES.get((base, name))
+            t = TensorSpec(name, len(spec.tensors), shp, fixed or ("bool" if name == "condition" else "float32"),
+                           is_out, fixed is not None)
             spec.tensors.append(t)
             val = t
         elif (base, name) in VALUES:
@@ -110,7 +122,7 @@ def overload(lib, spec: CallSpec):
 def make_tensor(lib, t: TensorSpec, device="cpu", zero_dim=False, requires_grad=False, shape=None, dtype=None):
     """The tensor for ``t`` in ``lib``: CPU tensors hold 0.5 (True for bool), meta ones nothing."""
     shp = () if zero_dim else (t.shape if shape is None else shape)
-    dt = getattr(lib, dtype or t.dtype)
+    dt = getattr(lib, t.dtype if t.fixed else (dtype or t.dtype))
     if device == "meta":
         x = lib.empty(shp, dtype=dt, device="meta")
     else:
@@ -123,7 +135,7 @@ def make_tensor(lib, t: TensorSpec, device="cpu", zero_dim=False, requires_grad=
 def out_template(lib, spec: CallSpec):
     """(shape, dtype name) the op gives its ``out=`` on plain CPU tensors (None if no dtype works)."""
     for dtype in ("float32", "bool", "int64"):
-        tensors = [make_tensor(lib, t) if not t.is_out else lib.empty(0, dtype=getattr(lib, dtype))
+        tensors = [make_tensor(lib, t) if not t.is_out else lib.empty(0, dtype=getattr(lib, t.dtype if t.fixed else dtype))
                    for t in spec.tensors]
         if run(lib, spec, tensors)[0] == "ok":
             out = tensors[spec.out.position]

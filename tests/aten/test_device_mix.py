@@ -43,6 +43,9 @@ DIV_MODE = ("div with rounding_mode: PyTorch 2.13's Python meta kernel checks on
             "dividend's device (no CPU scalar divisor; a meta dividend takes any divisor) and says so in its own "
             "words; onion treats it as every other TensorIterator operator")
 
+BUCKETIZE_META = ("PyTorch 2.13's Python meta kernel of bucketize.Scalar takes no out= (TypeError); onion checks "
+                  "as the CPU kernel")
+
 MATRIX_OPS = {"mm", "bmm", "matmul", "addmm", "addmm_", "linear"}
 INPLACE_ARITH = {"add_", "sub_", "mul_", "div_"}
 
@@ -62,8 +65,12 @@ def known_reason(spec, devices, zero_dim):
     if (op in ("sum", "mean", "prod", "amax", "amin", "pow") and out is not None and on["out"] == "meta"
             and all(d == "cpu" for n, d in on.items() if n != "out")):
         return SCALAR_RESULT_OUT
-    if out is not None and zero_dim == 0 and names[0] != "out" and on.get("out") == "meta":
+    if out is not None and zero_dim == 0 and names[0] != "out" and on.get(out.name) == "meta":
         return SCALAR_SELF_OUT
+    if op == "bucketize" and spec.overload == "Scalar_out":
+        return BUCKETIZE_META
+    if op in ("searchsorted", "bucketize"):
+        return NO_DEVICE_CHECK
     if op == "linear" and out is not None and zero_dim == names.index("bias"):
         return SCALAR_SELF_OUT        # linear.out with a 2-D input is addmm.out(bias, ...)
     if op in MATRIX_OPS and zero_dim is None:

@@ -583,3 +583,511 @@ def cummin_out(self, dim, values=None, indices=None):
                                                      (indices, shape, _int64, idx)])
 
 
+
+
+# --------------------------------------------------------------------------
+# searchsorted / bucketize
+# --------------------------------------------------------------------------
+
+_SS = "torch.searchsorted(): "
+
+
+def _searchsorted_checks(seq, vshape, out_int32, right, side, sorter, out=None, values=None):
+    simpl = seq._impl
+    dev = _it.check_devices("searchsorted", [i._impl for i in (seq, values, sorter) if i is not None], False)
+    if out is not None:
+        _it.check_out_device(dev, out._impl)
+    sshape = tuple(simpl._array.shape)
+    if side is not None:
+        if side not in ("left", "right"):
+            raise RuntimeError(f"{_SS}side can only be 'left' or 'right' but got {side}")
+        if right and side == "left":
+            raise RuntimeError(f"{_SS}side and right can't be set to opposites, got side of left while right was True")
+    if sorter is not None:
+        st = sorter._impl
+        if tuple(st._array.shape) != sshape:
+            raise RuntimeError(f"{_SS}boundary and sorter must have the same size, but got boundary tensor "
+                               f"{list(sshape)}and got sorter tensor {list(st._array.shape)}")
+        if st.dtype is not _int64:
+            raise RuntimeError(f"{_SS}sorter must be a tensor of long dtype but got dtype {st.dtype.scalar_type_name}")
+    if len(vshape) == 0 and len(sshape) > 1:
+        raise RuntimeError(f"{_SS}input value can be a scalar only when boundaries tensor dimension is 1, but we got "
+                           f"boundaries tensor dim({len(sshape)}) and input value's dim(0) numel(1)")
+    if len(sshape) == 0:
+        raise RuntimeError(f"{_SS}boundaries tensor should have positive dimension, but got 0 dimension")
+    if len(sshape) != 1 and (len(sshape) != len(vshape) or sshape[:-1] != tuple(vshape[:-1])):
+        raise RuntimeError(f"{_SS}boundaries tensor should be 1 dimension or the first N-1 dimensions of boundaries "
+                           f"tensor and input value tensor must match, but we got boundaries tensor {list(sshape)} "
+                           f"and input value tensor {list(vshape)}")
+    if out is not None:
+        odt = out._impl.dtype
+        if not ((odt is _int64 and not out_int32) or (odt is _int32 and out_int32)):
+            raise RuntimeError(f"{_SS}output tensor's dtype is wrong, it can only be Int(int32) or Long(int64) "
+                               f"depending on whether out_int32 flag is True, but we got output tensor's dtype "
+                               f"{odt.scalar_type_name} and out_int32 flag is {'True' if out_int32 else 'False'}")
+
+
+def _batched_searchsorted(seq, vals, right):
+    """Row-wise searchsorted of ``vals`` (..., k) in ``seq`` (..., n): one stable sort of both per row, the
+    values placed before (left) or after (right) equal boundaries; each value's count of boundaries before it."""
+    n, k = seq.shape[-1], vals.shape[-1]
+    lead = vals.shape[:-1]
+    ct = np.result_type(seq.dtype, vals.dtype)
+    s = seq.reshape(-1, n).astype(ct, copy=False)
+    v = vals.reshape(-1, k).astype(ct, copy=False)
+    m = v.shape[0]
+    comb = np.concatenate([s, v] if right else [v, s], axis=1)
+    is_seq = np.zeros(n + k, np.int64)
+    if right:
+        is_seq[:n] = 1
+    else:
+        is_seq[k:] = 1
+    order = np.argsort(comb, axis=1, kind="stable")
+    flag = is_seq[order]
+    before = np.cumsum(flag, axis=1) - flag
+    where = np.empty_like(order)
+    np.put_along_axis(where, order, np.broadcast_to(np.arange(n + k), (m, n + k)), 1)
+    cols = where[:, n:] if right else where[:, :k]
+    return np.take_along_axis(before, cols, 1).reshape(lead + (k,))
+
+
+def _searchsorted(seq, values, vdtype, vshape, out_int32, right, side, sorter):
+    simpl = seq._impl
+    if side is not None:
+        right = side == "right"
+    if simpl.dtype.is_complex or simpl.dtype is _dt.bool or vdtype.is_complex or vdtype is _dt.bool:
+        bad = simpl.dtype if (simpl.dtype.is_complex or simpl.dtype is _dt.bool) else vdtype
+        raise NotImplementedError(f"\"searchsorted_out_cpu\" not implemented for '{bad.scalar_type_name}'")
+    if _meta(simpl):
+        return None
+    s = _values(simpl)
+    n = s.shape[-1]
+    if sorter is not None:
+        srt = sorter._impl._array
+        if srt.size and (srt.min() < 0 or srt.max() >= n):
+            raise RuntimeError(f"{_SS}sorter index out of range")
+        s = np.take_along_axis(s, srt, -1)
+    v = values
+    if n == 0:
+        return np.zeros(vshape, np.int64)
+    if s.ndim == 1:
+        ct = np.result_type(s.dtype, v.dtype)
+        return np.searchsorted(s.astype(ct, copy=False), v.astype(ct, copy=False), "right" if right else "left")
+    if v.shape[-1] == 0:
+        return np.zeros(vshape, np.int64)
+    return _batched_searchsorted(s, v, right)
+
+
+def searchsorted_Tensor(sorted_sequence, self, out_int32=False, right=False, side=None, sorter=None):
+    vimpl = self._impl
+    vshape = tuple(vimpl._array.shape)
+    _searchsorted_checks(sorted_sequence, vshape, out_int32, right, side, sorter, None, self)
+    r = _searchsorted(sorted_sequence, None if _meta(vimpl) else _values(vimpl), vimpl.dtype, vshape,
+                      out_int32, right, side, sorter)
+    return _new(vimpl.device, vshape, _int32 if out_int32 else _int64, r)
+
+
+def searchsorted_Tensor_out(sorted_sequence, self, out_int32=False, right=False, side=None, sorter=None, out=None):
+    vimpl = self._impl
+    vshape = tuple(vimpl._array.shape)
+    _searchsorted_checks(sorted_sequence, vshape, out_int32, right, side, sorter, out, self)
+    r = _searchsorted(sorted_sequence, None if _meta(vimpl) else _values(vimpl), vimpl.dtype, vshape,
+                      out_int32, right, side, sorter)
+    return _write("searchsorted", out, vshape, out._impl.dtype, r)
+
+
+def _scalar_values(seq, value):
+    from ...core.promotion import scalar_dtype
+    dt = scalar_dtype(value)
+    return np.array(value, dt.np), dt
+
+
+def searchsorted_Scalar(sorted_sequence, self, out_int32=False, right=False, side=None, sorter=None):
+    simpl = sorted_sequence._impl
+    _searchsorted_checks(sorted_sequence, (), out_int32, right, side, sorter)
+    v, vdt = _scalar_values(sorted_sequence, self)
+    r = _searchsorted(sorted_sequence, v, vdt, (), out_int32, right, side, sorter)
+    return _new(simpl.device, (), _int32 if out_int32 else _int64, r)
+
+
+def searchsorted_Scalar_out(sorted_sequence, self, out_int32=False, right=False, side=None, sorter=None, out=None):
+    _searchsorted_checks(sorted_sequence, (), out_int32, right, side, sorter, out)
+    v, vdt = _scalar_values(sorted_sequence, self)
+    r = _searchsorted(sorted_sequence, v, vdt, (), out_int32, right, side, sorter)
+    return _write("searchsorted", out, (), out._impl.dtype, r)
+
+
+def _bucketize_check(boundaries):
+    nd = boundaries._impl._array.ndim
+    if nd != 1:
+        raise RuntimeError(f"boundaries tensor must be 1 dimension, but got dim({nd})")
+
+
+def bucketize_Tensor(self, boundaries, out_int32=False, right=False):
+    _bucketize_check(boundaries)
+    return at.searchsorted_Tensor(boundaries, self, out_int32, right, None, None)
+
+
+def bucketize_Tensor_out(self, boundaries, out_int32=False, right=False, out=None):
+    _bucketize_check(boundaries)
+    return at.searchsorted_Tensor_out(boundaries, self, out_int32, right, None, None, out)
+
+
+def bucketize_Scalar(self, boundaries, out_int32=False, right=False):
+    _bucketize_check(boundaries)
+    return at.searchsorted_Scalar(boundaries, self, out_int32, right, None, None)
+
+
+def bucketize_Scalar_out(self, boundaries, out_int32=False, right=False, out=None):
+    _bucketize_check(boundaries)
+    return at.searchsorted_Scalar_out(boundaries, self, out_int32, right, None, None, out)
+
+
+# --------------------------------------------------------------------------
+# unique
+# --------------------------------------------------------------------------
+
+def _empty_long(device):
+    return _new(device, (0,), _int64, np.zeros(0, np.int64))
+
+
+def _unique_flat(self, return_inverse, return_counts):
+    impl = self._impl
+    dev = impl.device
+    a = impl._array.reshape(-1)
+    if impl.dtype is _dt.bfloat16:
+        a = a.astype(_f32)
+    r = np.unique(a, return_inverse=return_inverse, return_counts=return_counts, equal_nan=False)
+    if not (return_inverse or return_counts):
+        r = (r,)
+    vals = r[0]
+    out = _new(dev, vals.shape, impl.dtype, vals)
+    k = 1
+    inv = cnt = None
+    if return_inverse:
+        inv = _new(dev, tuple(impl._array.shape), _int64, r[k].reshape(impl._array.shape))
+        k += 1
+    if return_counts:
+        cnt = _new(dev, r[k].shape, _int64, r[k])
+    return out, inv, cnt
+
+
+def _unique_no_complex(impl, kernel):
+    if impl.dtype.is_complex:
+        raise NotImplementedError(f'"{kernel}" not implemented for \'{impl.dtype.scalar_type_name}\'')
+
+
+def _unique2(self, sorted=True, return_inverse=False, return_counts=False):  # noqa: A002
+    _unique_no_complex(self._impl, "unique")
+    out, inv, cnt = _unique_flat(self, return_inverse, return_counts)
+    dev = self._impl.device
+    return out, (inv if inv is not None else _empty_long(dev)), (cnt if cnt is not None else _empty_long(dev))
+
+
+def _unique(self, sorted=True, return_inverse=False):  # noqa: A002
+    _unique_no_complex(self._impl, "unique")
+    out, inv, _cnt = _unique_flat(self, return_inverse, False)
+    return out, (inv if inv is not None else _empty_long(self._impl.device))
+
+
+def _rows_along(impl, dim, name):
+    """The input with ``dim`` first and the rest flattened: one row per index along ``dim``."""
+    shape = tuple(impl._array.shape)
+    d = wrap_dim(dim, len(shape))
+    if impl._array.size == 0 and any(s == 0 for i, s in enumerate(shape) if i != d):
+        raise RuntimeError("There are 0 sized dimensions, and they aren't selected, so unique cannot be applied")
+    a = impl._array
+    if impl.dtype is _dt.bfloat16:
+        a = a.astype(_f32)
+    moved = np.moveaxis(a, d, 0) if shape else a.reshape(1)
+    inner = 1
+    for n in moved.shape[1:]:
+        inner *= n
+    return d, moved, moved.reshape(moved.shape[0], inner)
+
+
+def _from_rows(impl, d, moved, rows):
+    shape = (rows.shape[0],) + moved.shape[1:]
+    arr = np.moveaxis(rows.reshape(shape), 0, d)
+    return _new(impl.device, arr.shape, impl.dtype, arr)
+
+
+def unique_dim(self, dim, sorted=True, return_inverse=False, return_counts=False):  # noqa: A002
+    impl = self._impl
+    _unique_no_complex(impl, "unique_dim")
+    d, moved, rows = _rows_along(impl, dim, "unique_dim")
+    dev = impl.device
+    n = rows.shape[0]
+    if n == 0:
+        return (_from_rows(impl, d, moved, rows), _new(dev, (0,), _int64, np.zeros(0, np.int64)),
+                _new(dev, (0,), _int64, np.zeros(0, np.int64)))
+    if rows.shape[1] == 0:
+        uniq, inv, cnt = rows[:1], np.zeros(n, np.int64), np.array([n], np.int64)
+    else:
+        # rows compared lexicographically, as ATen's unique_dim sorts them
+        order = np.lexsort(rows.T[::-1])
+        s = rows[order]
+        new = np.ones(n, bool)
+        new[1:] = np.any(s[1:] != s[:-1], axis=1)
+        group = np.cumsum(new) - 1
+        uniq = s[new]
+        inv = np.empty(n, np.int64)
+        inv[order] = group
+        cnt = np.bincount(group)
+    return (_from_rows(impl, d, moved, uniq),
+            _new(dev, (n,), _int64, inv) if return_inverse else _empty_long(dev),
+            _new(dev, cnt.shape, _int64, cnt) if return_counts else _empty_long(dev))
+
+
+def _consecutive_runs(rows):
+    n = rows.shape[0]
+    new = np.ones(n, bool)
+    if n > 1:
+        diff = rows[1:] != rows[:-1]
+        new[1:] = diff if diff.ndim == 1 else np.any(diff, axis=1)
+    starts = np.flatnonzero(new)
+    return new, starts, np.diff(np.append(starts, n))
+
+
+def unique_consecutive(self, return_inverse=False, return_counts=False, dim=None):
+    impl = self._impl
+    _unique_no_complex(impl, "unique_consecutive")
+    if dim is not None:
+        return at.unique_dim_consecutive(self, dim, return_inverse, return_counts)
+    dev = impl.device
+    a = impl._array.reshape(-1)
+    if impl.dtype is _dt.bfloat16:
+        a = a.astype(_f32)
+    new, starts, counts = _consecutive_runs(a)
+    vals = a[starts]
+    inv = (np.cumsum(new) - 1).reshape(impl._array.shape)
+    return (_new(dev, vals.shape, impl.dtype, vals),
+            _new(dev, inv.shape, _int64, inv) if return_inverse else _empty_long(dev),
+            _new(dev, counts.shape, _int64, counts) if return_counts else _empty_long(dev))
+
+
+def unique_dim_consecutive(self, dim, return_inverse=False, return_counts=False):
+    impl = self._impl
+    _unique_no_complex(impl, "unique_dim_consecutive")
+    d, moved, rows = _rows_along(impl, dim, "unique_dim_consecutive")
+    dev = impl.device
+    n = rows.shape[0]
+    new, starts, counts = _consecutive_runs(rows) if n else (np.zeros(0, bool), np.zeros(0, np.int64),
+                                                             np.zeros(0, np.int64))
+    inv = np.cumsum(new) - 1
+    return (_from_rows(impl, d, moved, rows[starts]),
+            _new(dev, (n,), _int64, inv) if return_inverse else _empty_long(dev),
+            _new(dev, counts.shape, _int64, counts) if return_counts else _empty_long(dev))
+
+
+# --------------------------------------------------------------------------
+# bincount, histc, histogram
+# --------------------------------------------------------------------------
+
+def bincount(self, weights=None, minlength=0):
+    impl = self._impl
+    if impl.dtype.category != 1:
+        raise NotImplementedError(f'"bincount_cpu" not implemented for \'{impl.dtype.scalar_type_name}\'')
+    if minlength < 0:
+        raise RuntimeError("minlength should be >= 0")
+    if weights is not None:
+        _it.check_devices("bincount", [impl, weights._impl], False)
+    a = impl._array
+    if a.ndim != 1 or (a.size and a.min() < 0):
+        raise RuntimeError("bincount only supports 1-d non-negative integral inputs.")
+    dev = impl.device
+    if weights is None:
+        r = np.bincount(a.astype(np.int64), minlength=minlength)
+        return _new(dev, r.shape, _int64, r)
+    w = weights._impl
+    if w._array.ndim != 1 or w._array.shape[0] != a.shape[0]:
+        raise RuntimeError("weights should be 1-d and have the same length as input")
+    out_dt = _dt.float32 if w.dtype is _dt.float32 else _dt.float64
+    wa = w._array.astype(np.float64) if not w.dtype.is_complex else w._array.real.astype(np.float64)
+    r = np.bincount(a.astype(np.int64), weights=wa, minlength=minlength)
+    return _new(dev, r.shape, out_dt, r)
+
+
+def _float_input(impl, kernel):
+    if not impl.dtype.is_floating_point:
+        raise NotImplementedError(f'"{kernel}" not implemented for \'{impl.dtype.scalar_type_name}\'')
+
+
+def _linear_bins(a, lo, hi, bins, edges=None):
+    """Bin index of every element of ``a`` in ``bins`` equal bins over [lo, hi] (``hi`` in the last bin), -1
+    outside; with ``edges``, an element is moved to its neighbour bin where rounding put it on the wrong
+    side of an edge (PyTorch's local search)."""
+    with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
+        pos = ((a - lo) * bins / (hi - lo))
+        inside = (a >= lo) & (a <= hi)
+        idx = np.where(inside, pos, 0).astype(np.int64)
+    idx = np.minimum(idx, bins - 1)
+    if edges is not None:
+        idx = np.where(inside & (a < edges[idx]), idx - 1, idx)
+        idx = np.where(inside & (idx + 1 < bins) & (a >= edges[np.minimum(idx + 1, bins)]), idx + 1, idx)
+    return np.where(inside, idx, -1)
+
+
+def _count(idx, bins, weights, dtype):
+    keep = idx >= 0
+    w = None if weights is None else weights[keep].astype(np.float64)
+    return np.bincount(idx[keep], weights=w, minlength=bins)[:bins].astype(dtype)
+
+
+def histc(self, bins=100, min=0, max=0):  # noqa: A002
+    impl = self._impl
+    if bins <= 0:
+        raise RuntimeError(f"torch.histogram(): bins must be > 0, but got {bins} for dimension 0")
+    _float_input(impl, "histogram_cpu")
+    if _meta(impl):
+        return _new(impl.device, (bins,), impl.dtype)
+    return _new(impl.device, (bins,), impl.dtype, _histc(impl, bins, min, max))
+
+
+def _histc(impl, bins, lo, hi):
+    a = _values(impl).reshape(-1)
+    ct = a.dtype.type
+    lo, hi = ct(lo), ct(hi)
+    if lo > hi:
+        raise RuntimeError("torch.histc: max must be larger than min")
+    if lo == hi and a.size:
+        lo, hi = a.min(), a.max()
+    if lo == hi:
+        lo, hi = lo - 1, hi + 1
+    if not (np.isfinite(lo) and np.isfinite(hi)):
+        raise RuntimeError(f"torch.histc: range of [{_fmt(lo)}, {_fmt(hi)}] is not finite")
+    return _count(_linear_bins(a, lo, hi, bins), bins, None, a.dtype)
+
+
+def _fmt(v):
+    v = float(v)
+    if v != v:
+        return "-nan"
+    return repr(int(v)) if v.is_integer() else repr(v).replace("inf", "inf")
+
+
+def histc_out(self, bins=100, min=0, max=0, out=None):  # noqa: A002
+    impl = self._impl
+    if bins <= 0:
+        raise RuntimeError(f"torch.histogram(): bins must be > 0, but got {bins} for dimension 0")
+    _float_input(impl, "histogram_cpu")
+    r = None if _meta(impl) else _histc(impl, bins, min, max)
+    return _write_outs("histc", impl.device, [(out, (bins,), impl.dtype, r)])[0]
+
+
+_HDD = "torch.histogramdd: "
+
+
+def _histogram_checks(impl, weight, bins_dtype=None, bins=None):
+    _it.check_devices("histogram", [i._impl for i in (weight, bins) if i is not None] + [impl], False)
+    if weight is not None:
+        w = weight._impl
+        if w._array.size != impl._array.size:     # both flattened first, as histogram does
+            raise RuntimeError(f"{_HDD}if weight tensor is provided it should have the same shape as the input tensor "
+                               f"excluding its innermost dimension, but got input with shape "
+                               f"{[impl._array.size, 1]} and weight with shape {[w._array.size]}")
+        if w.dtype is not impl.dtype:
+            raise RuntimeError(f"{_HDD}if weight tensor is provided, input tensor and weight tensor should have the "
+                               f"same dtype, but got input({impl.dtype.cpp_type_name}), and "
+                               f"weight({w.dtype.cpp_type_name})")
+    if bins_dtype is not None and bins_dtype is not impl.dtype:
+        raise RuntimeError(f"{_HDD}input tensor and bins tensors should have the same dtype, but got input with "
+                           f"dtype {impl.dtype.cpp_type_name} and bins for dimension 0 with dtype "
+                           f"{bins_dtype.cpp_type_name}")
+
+
+def _histogram_range(a, range_, dtype):
+    ct = a.dtype.type
+    if range_ is not None:
+        lo, hi = ct(range_[0]), ct(range_[1])
+    elif a.size:
+        lo, hi = a.min(), a.max()
+    else:
+        lo, hi = ct(0), ct(1)
+    if lo > hi:
+        raise RuntimeError(f"{_HDD}min should not exceed max, but got min {_fmt(lo)} max {_fmt(hi)} for dimension 0")
+    if not (np.isfinite(lo) and np.isfinite(hi)):
+        raise RuntimeError(f"{_HDD}range of [{_fmt(lo)}, {_fmt(hi)}] is not finite")
+    if lo == hi:
+        lo, hi = lo - ct(0.5), hi + ct(0.5)
+    return lo, hi
+
+
+def _density(hist, edges):
+    total = hist.sum()
+    widths = np.diff(edges)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return hist / (total * widths)
+
+
+def _histogram_bin_ct(self, bins, range_, weight, density):
+    impl = self._impl
+    if bins <= 0:
+        raise RuntimeError(f"torch.histogram(): bins must be > 0, but got {bins} for dimension 0")
+    _float_input(impl, "histogramdd")
+    _histogram_checks(impl, weight)
+    if _meta(impl):
+        return None, None
+    a = _values(impl).reshape(-1)
+    lo, hi = _histogram_range(a, range_, impl.dtype)
+    edges = np.linspace(lo, hi, bins + 1, dtype=a.dtype)
+    w = None if weight is None else _values(weight._impl).reshape(-1)
+    hist = _count(_linear_bins(a, lo, hi, bins, edges), bins, w, a.dtype)
+    if density:
+        hist = _density(hist, edges).astype(a.dtype)
+    return hist, edges
+
+
+def histogram_bin_ct(self, bins=100, range=None, weight=None, density=False):  # noqa: A002
+    hist, edges = _histogram_bin_ct(self, bins, range, weight, density)
+    dev, dt = self._impl.device, self._impl.dtype
+    return _new(dev, (bins,), dt, hist), _new(dev, (bins + 1,), dt, edges)
+
+
+def histogram_bin_ct_out(self, bins=100, range=None, weight=None, density=False, hist=None,  # noqa: A002
+                         bin_edges=None):
+    h, e = _histogram_bin_ct(self, bins, range, weight, density)
+    dt = self._impl.dtype
+    return _write_outs("histogram", self._impl.device, [(hist, (bins,), dt, h), (bin_edges, (bins + 1,), dt, e)])
+
+
+def _histogram_bins_tensor(self, bins, weight, density):
+    impl = self._impl
+    b = bins._impl
+    if b._array.ndim != 1:
+        raise RuntimeError(f"{_HDD}bins tensor should have one dimension, but got {b._array.ndim} dimensions in the "
+                           f"bins tensor for dimension 0")
+    nb = b._array.shape[0] - 1
+    if nb <= 0:
+        raise RuntimeError(f"torch.histogramdd(): bins must have at least 1 bin edge, but got {nb + 1} for "
+                           f"dimension 0")
+    _float_input(impl, "histogramdd")
+    _histogram_checks(impl, weight, b.dtype, bins)
+    if _meta(impl):
+        return nb, None, None
+    a = _values(impl).reshape(-1)
+    edges = _values(b)
+    lo, hi = edges[0], edges[-1]
+    # the bin of x is the last edge <= x; the last edge itself belongs to the last bin
+    idx = np.searchsorted(edges, a, "right") - 1
+    idx = np.where(a == hi, nb - 1, idx)
+    with np.errstate(invalid="ignore"):
+        inside = (a >= lo) & (a <= hi)
+    idx = np.where(inside & (idx >= 0) & (idx < nb), idx, -1)
+    w = None if weight is None else _values(weight._impl).reshape(-1)
+    hist = _count(idx, nb, w, a.dtype)
+    if density:
+        hist = _density(hist, edges).astype(a.dtype)
+    return nb, hist, edges
+
+
+def histogram_bins_tensor(self, bins, weight=None, density=False):
+    nb, hist, edges = _histogram_bins_tensor(self, bins, weight, density)
+    dev, dt = self._impl.device, self._impl.dtype
+    return _new(dev, (nb,), dt, hist), _new(dev, (nb + 1,), dt, edges)
+
+
+def histogram_bins_tensor_out(self, bins, weight=None, density=False, hist=None, bin_edges=None):
+    nb, h, e = _histogram_bins_tensor(self, bins, weight, density)
+    dt = self._impl.dtype
+    return _write_outs("histogram", self._impl.device, [(hist, (nb,), dt, h), (bin_edges, (nb + 1,), dt, e)])
