@@ -1091,3 +1091,170 @@ def histogram_bins_tensor_out(self, bins, weight=None, density=False, hist=None,
     nb, h, e = _histogram_bins_tensor(self, bins, weight, density)
     dt = self._impl.dtype
     return _write_outs("histogram", self._impl.device, [(hist, (nb,), dt, h), (bin_edges, (nb + 1,), dt, e)])
+
+
+# --------------------------------------------------------------------------
+# quantile / nanquantile (composites: sort, then the two neighbours of each rank, interpolated)
+# --------------------------------------------------------------------------
+
+_INTERPOLATIONS = ("linear", "lower", "higher", "midpoint", "nearest")
+
+
+def _quantile_checks(name, self, q, dim, interpolation, out=None):
+    impl = self._impl
+    if impl._array.size == 0:
+        raise RuntimeError(f"{name}() input tensor must be non-empty")
+    if not (impl.dtype is _dt.float32 or impl.dtype is _dt.float64):
+        raise RuntimeError(f"{name}() input tensor must be either float or double dtype")
+    if hasattr(q, "_impl"):
+        qi = q._impl
+        if qi._array.ndim > 1:
+            raise RuntimeError(f"{name}() q must be a scalar or 1D tensor")
+        if qi.dtype is not impl.dtype:
+            raise RuntimeError(f"{name}() q tensor must be same dtype as the input tensor")
+        _it.check_devices(name, [impl, qi], False)
+    elif not 0 <= q <= 1:
+        raise RuntimeError(f"{name}() q must be in the range [0, 1] but got {q}")
+    if dim is not None:
+        wrap_dim(dim, impl._array.ndim)
+    if interpolation not in _INTERPOLATIONS:
+        raise RuntimeError(f"{name}() interpolation must be one of linear, lower, higher, midpoint or nearest, but "
+                           f"got {interpolation}")
+    if out is not None and out._impl.dtype is not impl.dtype:
+        raise RuntimeError(f"{name}() out tensor must be same dtype as the input tensor")
+    if hasattr(q, "_impl") and not _meta(q._impl):
+        qa = q._impl._array
+        if qa.size and not ((qa >= 0).all() and (qa <= 1).all()):
+            raise RuntimeError(f"{name}() q values must be in the range [0, 1]")
+
+
+def _quantile(name, self, q, dim, keepdim, interpolation, ignore_nan):
+    _quantile_checks(name, self, q, dim, interpolation)
+    impl = self._impl
+    ndim = impl._array.ndim
+    scalar_q = not hasattr(q, "_impl") or q._impl._array.ndim == 0
+    if dim is None:
+        x = at.reshape(self, [-1])
+    else:
+        d = wrap_dim(dim, ndim)
+        x = at.unsqueeze(self, -1) if ndim else at.reshape(self, [1, 1])
+        if ndim:
+            x = at.transpose_int(x, d, -1)
+    srt = at.sort(x, -1, False)[0]
+    n = srt._impl._array.shape[-1]
+    lead = tuple(srt._impl._array.shape[:-1])
+    dt = impl.dtype
+    if hasattr(q, "_impl"):
+        qv = None if _meta(q._impl) else q._impl._array.reshape(-1)
+        nq = q._impl._array.size
+    else:
+        qv = np.array([q], dt.np)
+        nq = 1
+    if _meta(impl) or qv is None:
+        below = np.zeros(lead + (nq,), np.int64)
+        above, weight = below, np.zeros(lead + (nq,), dt.np)
+    else:
+        s = srt._impl._array
+        one = dt.np.type(1)
+        qv = qv.astype(dt.np)
+        if ignore_nan:
+            count = (n - np.isnan(s).sum(-1, keepdims=True)).astype(dt.np)
+            rank = qv * (count - one)
+            rank = np.where(count == 0, dt.np.type(n - 1), rank)
+        else:
+            rank = np.broadcast_to(qv * dt.np.type(n - 1), lead + (nq,))
+            rank = np.where(np.isnan(s[..., -1:]), dt.np.type(n - 1), rank)
+        if interpolation == "lower":
+            rank = np.floor(rank)
+        elif interpolation == "higher":
+            rank = np.ceil(rank)
+        elif interpolation == "nearest":
+            rank = np.round(rank)
+        below = np.floor(rank).astype(np.int64)
+        above = np.minimum(np.ceil(rank).astype(np.int64), n - 1)
+        if interpolation == "midpoint":
+            weight = np.where(above == below, dt.np.type(0), dt.np.type(0.5)).astype(dt.np)
+        else:
+            weight = (rank - below).astype(dt.np)
+    lo = _pick_sorted(srt, below, n)
+    r = lo
+    if interpolation in ("linear", "midpoint"):
+        hi = _pick_sorted(srt, above, n)
+        w = _new(impl.device, weight.shape, dt, weight)
+        # ATen's lerp: from the nearer end, so a weight of 1 gives the upper value exactly
+        diff = hi - lo
+        r = at.where_self(at.lt_Scalar(w, 0.5), lo + w * diff, hi - diff * (1 - w))
+    # r: lead + (nq,) -> (nq,) + lead, the reduced dim kept or dropped
+    nd = len(lead) + 1
+    r = at.permute(r, [nd - 1] + list(range(nd - 1)))
+    if dim is None:
+        if keepdim:
+            r = at.reshape(r, [nq] + [1] * ndim)
+        else:
+            r = at.reshape(r, [nq])
+    elif not keepdim and ndim:
+        r = at.squeeze_dim(r, wrap_dim(dim, ndim) + 1)
+    elif not ndim:
+        r = at.reshape(r, [nq] + ([1] if keepdim else []))
+    if scalar_q:
+        r = at.squeeze_dim(r, 0)
+    return r
+
+
+def _pick_sorted(srt, pos, n):
+    """``srt``'s elements at ``pos`` along its last dim (``pos``: lead + (nq,)), differentiably: a 0/1
+    selection matrix per row, summed over the sorted values."""
+    impl = srt._impl
+    shape = pos.shape[:-1] + (n, pos.shape[-1])
+    sel = None if _meta(impl) else (np.arange(n).reshape(-1, 1) == pos[..., None, :])
+    mask = _new(impl.device, shape, impl.dtype, sel)
+    if _meta(impl) or not np.isnan(impl._array).any():
+        return at.sum_dim_IntList(at.unsqueeze(srt, -1) * mask, [-2], False, None)
+    # NaN * 0 would spread: the NaN are zeroed first, and put back where a NaN itself is picked
+    nan = at.ne_Tensor(srt, srt)
+    clean = at.where_self(nan, at.zeros_like(srt, None, None, None, None, None), srt)
+    r = at.sum_dim_IntList(at.unsqueeze(clean, -1) * mask, [-2], False, None)
+    picked_nan = np.take_along_axis(np.isnan(impl._array), pos, -1)
+    return at.where_self(_new(impl.device, pos.shape, _dt.bool, picked_nan),
+                         at.full_like(r, float("nan"), None, None, None, None, None), r)
+
+
+def quantile(self, q, dim=None, keepdim=False, interpolation="linear"):
+    return _quantile("quantile", self, q, dim, keepdim, interpolation, False)
+
+
+def quantile_scalar(self, q, dim=None, keepdim=False, interpolation="linear"):
+    return _quantile("quantile", self, q, dim, keepdim, interpolation, False)
+
+
+def nanquantile(self, q, dim=None, keepdim=False, interpolation="linear"):
+    return _quantile("nanquantile", self, q, dim, keepdim, interpolation, True)
+
+
+def nanquantile_scalar(self, q, dim=None, keepdim=False, interpolation="linear"):
+    return _quantile("nanquantile", self, q, dim, keepdim, interpolation, True)
+
+
+def _quantile_out(name, self, q, dim, keepdim, interpolation, ignore_nan, out):
+    _quantile_checks(name, self, q, dim, interpolation, out)
+    r = _quantile(name, self, q, dim, keepdim, interpolation, ignore_nan)
+    _it.check_out_device(self._impl.device, out._impl)
+    _it.resize_out(out, tuple(r._impl._array.shape))
+    at.copy_(out, r, False)
+    return out
+
+
+def quantile_out(self, q, dim=None, keepdim=False, interpolation="linear", out=None):
+    return _quantile_out("quantile", self, q, dim, keepdim, interpolation, False, out)
+
+
+def quantile_scalar_out(self, q, dim=None, keepdim=False, interpolation="linear", out=None):
+    return _quantile_out("quantile", self, q, dim, keepdim, interpolation, False, out)
+
+
+def nanquantile_out(self, q, dim=None, keepdim=False, interpolation="linear", out=None):
+    return _quantile_out("nanquantile", self, q, dim, keepdim, interpolation, True, out)
+
+
+def nanquantile_scalar_out(self, q, dim=None, keepdim=False, interpolation="linear", out=None):
+    return _quantile_out("nanquantile", self, q, dim, keepdim, interpolation, True, out)
