@@ -24,7 +24,8 @@ TENSOR_DTYPES = {("max", "max_values"): "int64", ("min", "min_indices"): "int64"
                  **{(op, "indices"): "int64" for op in ("sort", "topk", "kthvalue", "median", "nanmedian", "mode",
                                                         "cummax", "cummin")}}
 ARG_SHAPES = {("bucketize", "boundaries"): (2,), ("histogram", "bins"): (3,), ("bincount", "self"): (2,),
-              ("bincount", "weights"): (2,), ("searchsorted", "sorted_sequence"): (2,), ("searchsorted", "sorter"): (2,)}
+              ("bincount", "weights"): (2,), ("searchsorted", "sorted_sequence"): (2,), ("searchsorted", "sorter"): (2,),
+              ("quantile", "q"): (2,), ("nanquantile", "q"): (2,)}
 VALUES[("kthvalue", "k")] = 1
 
 
@@ -127,7 +128,7 @@ def make_tensor(lib, t: TensorSpec, device="cpu", zero_dim=False, requires_grad=
         x = lib.empty(shp, dtype=dt, device="meta")
     else:
         x = lib.full(shp, True if dt is lib.bool else 0.5, dtype=dt)
-    if requires_grad:
+    if requires_grad and dt.is_floating_point:      # not the indices out of a (values, indices) pair
         x.requires_grad_(True)
     return x
 

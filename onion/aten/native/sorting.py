@@ -94,8 +94,47 @@ def _reduced(shape, d, keepdim):
     return shape[:d] + (1,) + shape[d + 1:] if keepdim else shape[:d] + shape[d + 1:]
 
 
+def _order_key32(a):
+    """uint32 keys ordered as PyTorch orders ``a``'s values (NaN largest, -0.0 equal to 0.0), or None when the
+    dtype does not fit in 32 bits (or an int64 input spans more than 2**32 values)."""
+    k = a.dtype.kind
+    if k == "b":
+        return a.astype(np.uint32)
+    if k == "u" and a.dtype.itemsize <= 4:
+        return a.astype(np.uint32)
+    if k == "i" and a.dtype.itemsize <= 4:
+        return a.astype(np.int32).view(np.uint32) ^ np.uint32(0x80000000)
+    if k == "i" and a.size:
+        lo, hi = int(a.min()), int(a.max())
+        if hi - lo < 2 ** 32:
+            return (a - lo).astype(np.uint32)
+        return None
+    if k == "f" and a.dtype.itemsize <= 4:
+        f = a.astype(np.float32)
+        f = np.where(f != f, np.float32(np.nan), f) + np.float32(0)    # one NaN; -0.0 becomes 0.0
+        bits = f.view(np.uint32)
+        return bits ^ np.where(bits >> 31, np.uint32(0xFFFFFFFF), np.uint32(0x80000000))
+    return None
+
+
 def _stable_argsort(a, axis, descending=False):
     """Indices that sort ``a`` along ``axis``; equal elements keep their order, NaN counts as the largest."""
+    n = a.shape[axis]
+    if a.dtype.kind in "iub" and a.size > 1:
+        lo, hi = int(a.min()), int(a.max())
+        if hi - lo < 2 ** 16:
+            # integers of a narrow range: NumPy's stable sort of uint16 keys is a radix sort
+            key16 = (a.astype(np.int64) - lo).astype(np.uint16)
+            return np.argsort(np.uint16(hi - lo) - key16 if descending else key16, axis=axis, kind="stable")
+    key = _order_key32(a) if 1 < n < 2 ** 32 else None
+    if key is not None:
+        # one unstable sort of (value key, position) pairs packed in uint64: unique keys, so ties come out
+        # in input order; NumPy's vectorised integer sort is much faster than its stable argsort
+        if descending:
+            key = ~key
+        pos = np.arange(n, dtype=np.uint64).reshape((n,) + (1,) * (a.ndim - axis - 1))
+        packed = np.sort((key.astype(np.uint64) << np.uint64(32)) | pos, axis=axis)
+        return (packed & np.uint64(0xFFFFFFFF)).astype(np.int64)
     if not descending:
         return np.argsort(a, axis=axis, kind="stable")
     n = a.shape[axis]
@@ -257,9 +296,6 @@ def _sort(self, dim, descending):
     a = _values(impl)
     if shape[d] <= 1:
         return shape, a, np.zeros(shape, np.int64)
-    if a.ndim == 1 and not descending:
-        idx = np.argsort(a, kind="stable")
-        return shape, a[idx], idx
     idx = _stable_argsort(a, d, descending)
     return shape, np.take_along_axis(a, idx, d), idx
 
@@ -332,26 +368,35 @@ def _topk(self, k, dim, largest, sorted):  # noqa: A002
         return out_shape, a, np.zeros((), np.int64)
     if k == 0 or a.size == 0:
         return out_shape, np.empty(out_shape, a.dtype), np.empty(out_shape, np.int64)
-    if 4 * k < n and a.ndim == 1:
-        # select the k candidates first: the boundary value's ties are taken in input order
-        b = -a if (largest and a.dtype.kind == "f") else a
-        if largest and a.dtype.kind != "f":
-            idx = _stable_argsort(a, 0, True)[:k]
-        else:
-            kth = np.partition(b, k - 1)[k - 1]
-            if b.dtype.kind == "f" and kth != kth:
-                idx = _stable_argsort(a, 0, largest)[:k]
-            else:
-                cand = np.flatnonzero(b <= kth)
-                order = np.argsort(b[cand], kind="stable")[:k]
-                idx = cand[order]
-                if largest:             # -x ascending is x descending, except NaN, handled above
-                    nan = np.isnan(a[idx])
-                    if nan.any():
-                        idx = _stable_argsort(a, 0, True)[:k]
-        return out_shape, a[idx], idx
+    if a.ndim == 1 and 64 * k <= n:
+        idx = _topk_candidates(a, k, largest)
+        if idx is not None:
+            return out_shape, a[idx], idx
     idx = np.take(_stable_argsort(a, d, largest), np.arange(k), axis=d)
     return out_shape, np.take_along_axis(a, idx, d), idx
+
+
+def _topk_candidates(a, k, largest):
+    """The first ``k`` of a long vector in PyTorch's order without sorting it all: a threshold from a strided
+    sample keeps a few more than ``k`` candidates, which are then sorted (None: fall back to a full sort,
+    e.g. when NaN, which ranks above everything, is present or the sample misjudged)."""
+    n = a.shape[0]
+    if a.dtype.kind == "f" and np.isnan(a.max() if largest else a.min()):
+        return None
+    step = (n // (64 * k + 1024)) or 1
+    sample = a[::step]
+    m = sample.shape[0]
+    r = np.minimum(m - 1, 2 * (k * m // n + 1) + 8)          # rank in the sample of the threshold
+    if largest:
+        t = np.partition(sample, m - 1 - r)[m - 1 - r]
+        cand = np.flatnonzero(a >= t)
+    else:
+        t = np.partition(sample, r)[r]
+        cand = np.flatnonzero(a <= t)
+    if cand.size < k:
+        return None
+    order = _stable_argsort(a[cand], 0, largest)[:k]
+    return cand[order]
 
 
 def topk(self, k, dim=-1, largest=True, sorted=True):  # noqa: A002
@@ -385,7 +430,7 @@ def _select_along(name, kernel, self, dim, keepdim, pick):
     a = _values(impl)
     if not shape:
         return out_shape, a, np.zeros((), np.int64)
-    order = np.argsort(a, axis=d, kind="stable")
+    order = _stable_argsort(a, d)
     svals = np.take_along_axis(a, order, d)
     pos = pick(svals, order, d)
     idx = np.take_along_axis(order, pos, d)
@@ -478,12 +523,20 @@ def nanmedian(self):
     return _new(self._impl.device, (), self._impl.dtype, _median_all(self, True))
 
 
+def _generated_out(r, out):
+    """An autogen ``out=`` overload: the functional result, checked against and copied into ``out``."""
+    _check_out(out, r._impl.dtype, r._impl.device)
+    _it.resize_out(out, tuple(r._impl._array.shape))
+    at.copy_(out, r, False)
+    return out
+
+
 def median_out(self, out):
-    return _write_outs("median", self._impl.device, [(out, (), self._impl.dtype, _median_all(self, False))])[0]
+    return _generated_out(at.median(self), out)
 
 
 def nanmedian_out(self, out):
-    return _write_outs("nanmedian", self._impl.device, [(out, (), self._impl.dtype, _median_all(self, True))])[0]
+    return _generated_out(at.nanmedian(self), out)
 
 
 def _mode(self, dim, keepdim):
@@ -503,7 +556,7 @@ def _mode(self, dim, keepdim):
     moved = np.moveaxis(a, d, -1)
     rows = moved.reshape(-1, moved.shape[-1])
     m, n = rows.shape
-    order = np.argsort(rows, axis=1, kind="stable")
+    order = _stable_argsort(rows, 1)
     s = np.take_along_axis(rows, order, 1)
     new_run = np.ones((m, n), bool)
     new_run[:, 1:] = s[:, 1:] != s[:, :-1]
@@ -757,19 +810,46 @@ def _unique_flat(self, return_inverse, return_counts):
     a = impl._array.reshape(-1)
     if impl.dtype is _dt.bfloat16:
         a = a.astype(_f32)
-    r = np.unique(a, return_inverse=return_inverse, return_counts=return_counts, equal_nan=False)
-    if not (return_inverse or return_counts):
-        r = (r,)
-    vals = r[0]
+    vals, inv, cnt = _unique_sorted(a, return_inverse, return_counts)
     out = _new(dev, vals.shape, impl.dtype, vals)
-    k = 1
+    if inv is not None:
+        inv = _new(dev, tuple(impl._array.shape), _int64, inv.reshape(impl._array.shape))
+    if cnt is not None:
+        cnt = _new(dev, cnt.shape, _int64, cnt)
+    return out, inv, cnt
+
+
+def _unique_sorted(a, return_inverse, return_counts):
+    """Sorted distinct values of a vector (each NaN distinct, as PyTorch's CPU unique), the index of each
+    element's value among them, and their counts (None where not asked)."""
+    n = a.size
+    if a.dtype.kind in "iub" and n:
+        lo, hi = int(a.min()), int(a.max())
+        if hi - lo <= 4 * n + 1024:
+            # a narrow range: counting is one pass, no sort
+            off = a.astype(np.int64) - lo
+            counts = np.bincount(off, minlength=hi - lo + 1)
+            present = counts > 0
+            vals = (np.flatnonzero(present) + lo).astype(a.dtype)
+            inv = (np.cumsum(present) - 1)[off] if return_inverse else None
+            return vals, inv, (counts[present] if return_counts else None)
+    if return_inverse:
+        order = _stable_argsort(a, 0) if n > 1 else np.zeros(n, np.int64)
+        s = a[order]
+    else:
+        s = np.sort(a)
+    new = np.ones(n, bool)
+    if n > 1:
+        new[1:] = s[1:] != s[:-1]
+    vals = s[new]
     inv = cnt = None
     if return_inverse:
-        inv = _new(dev, tuple(impl._array.shape), _int64, r[k].reshape(impl._array.shape))
-        k += 1
+        inv = np.empty(n, np.int64)
+        inv[order] = np.cumsum(new) - 1
     if return_counts:
-        cnt = _new(dev, r[k].shape, _int64, r[k])
-    return out, inv, cnt
+        starts = np.flatnonzero(new)
+        cnt = np.diff(np.append(starts, n))
+    return vals, inv, cnt
 
 
 def _unique_no_complex(impl, kernel):
@@ -1112,7 +1192,8 @@ def _quantile_checks(name, self, q, dim, interpolation, out=None):
             raise RuntimeError(f"{name}() q must be a scalar or 1D tensor")
         if qi.dtype is not impl.dtype:
             raise RuntimeError(f"{name}() q tensor must be same dtype as the input tensor")
-        _it.check_devices(name, [impl, qi], False)
+        if qi.device != impl.device:
+            raise RuntimeError("quantile() q tensor must be on the same device as the input tensor")
     elif not 0 <= q <= 1:
         raise RuntimeError(f"{name}() q must be in the range [0, 1] but got {q}")
     if dim is not None:
