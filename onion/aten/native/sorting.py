@@ -289,7 +289,7 @@ def _sort(self, dim, descending):
     shape = tuple(impl._array.shape)
     d = wrap_dim(dim, len(shape))
     if impl.dtype.is_complex:
-        raise RuntimeError("Sort does not support complex dtypes on CPU")
+        raise RuntimeError(" Sort does not support complex dtypes on CPU")    # sic: PyTorch's text starts with a space
     if _meta(impl) or not shape:
         a = None if _meta(impl) else impl._array
         return shape, a, (None if a is None else np.zeros((), np.int64))
@@ -357,7 +357,7 @@ def _topk(self, k, dim, largest, sorted):  # noqa: A002
     if k < 0 or k > n:
         raise RuntimeError("selected index k out of range")
     if impl.dtype.is_complex:
-        raise RuntimeError("topk does not support complex dtypes on CPU")
+        raise RuntimeError(" topk does not support complex dtypes on CPU")
     if impl.dtype is _dt.bool:
         raise RuntimeError("topk does not support bool dtypes on CPU")
     out_shape = shape[:d] + (k,) + shape[d + 1:] if shape else ()
