@@ -83,7 +83,8 @@ def _load() -> None:
     from .bindings.python_torch_functions import is_conj, is_inference
     g.update(is_inference=is_inference, is_conj=is_conj)
     from . import functional
-    g.update(unique=functional.unique, unique_consecutive=functional.unique_consecutive)
+    g.update(unique=functional.unique, unique_consecutive=functional.unique_consecutive,
+             histogramdd=functional.histogramdd)
     for name, fn in functional.TENSOR_METHODS.items():
         setattr(Tensor, name, fn)
     _LOADED = True

@@ -42,3 +42,19 @@ def _tensor_unique_consecutive(self, return_inverse=False, return_counts=False, 
 
 
 TENSOR_METHODS = {"unique": _tensor_unique, "unique_consecutive": _tensor_unique_consecutive}
+
+
+def histogramdd(input, bins, *, range=None, weight=None, density=False):  # noqa: A002
+    """A histogram over the innermost dimension's coordinates: ``bins`` an int, one int per coordinate, or one
+    tensor of edges per coordinate; returns (hist, bin_edges) as ``torch.return_types.histogramdd``."""
+    from .bindings.return_types import return_type
+    result = return_type("histogramdd", ("hist", "bin_edges"))
+    if isinstance(bins, int):
+        bins = [bins] * (input.shape[-1] if input.dim() else 0)
+    if bins and hasattr(bins[0], "_impl"):
+        hist = at._histogramdd_from_bin_tensors(input, list(bins), weight, density)
+        return result((hist, tuple(bins)))
+    bins = list(bins)
+    edges = at._histogramdd_bin_edges(input, bins, range, weight, density)
+    hist = at._histogramdd_from_bin_cts(input, bins, range, weight, density)
+    return result((hist, tuple(edges)))

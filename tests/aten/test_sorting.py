@@ -275,3 +275,15 @@ def test_double_backward_through_sort():
         (gw,) = lib.autograd.grad((gx * gx).sum(), w)
         outs.append(gw.detach().numpy())
     np.testing.assert_allclose(outs[1], outs[0])
+
+
+def test_histogramdd():
+    x = [[0., 1.], [1., 0.], [2., 0.], [2., 2.]]
+    rt = torch.histogramdd(torch.tensor(x), [2, 3], range=[0., 1., 0., 2.])
+    ro = onion.histogramdd(onion.tensor(x), [2, 3], range=[0., 1., 0., 2.])
+    assert type(ro).__name__ == "histogramdd" and isinstance(ro.bin_edges, tuple)
+    same((ro.hist,) + ro.bin_edges, (rt.hist,) + rt.bin_edges)
+    both(lambda lib, t: lib.histogramdd(t, 2, weight=lib.tensor([1., 2., 4., 8.]), density=True).hist, x)
+    both(lambda lib, t: lib.histogramdd(t, [lib.tensor([0., 1., 2.]), lib.tensor([0., 0.5, 2.])]).hist, x)
+    both(lambda lib, t: lib.histogramdd(t, [2, 3, 4]), x)
+    both(lambda lib, t: lib.histogramdd(t.reshape(-1), 2), x)

@@ -1339,3 +1339,109 @@ def nanquantile_out(self, q, dim=None, keepdim=False, interpolation="linear", ou
 
 def nanquantile_scalar_out(self, q, dim=None, keepdim=False, interpolation="linear", out=None):
     return _quantile_out("nanquantile", self, q, dim, keepdim, interpolation, True, out)
+
+
+# --------------------------------------------------------------------------
+# histogramdd (torch.histogramdd is onion.functional.histogramdd over these three)
+# --------------------------------------------------------------------------
+
+def _hdd_checks(self, nbins, range_, weight):
+    impl = self._impl
+    if impl._array.ndim < 2:
+        raise RuntimeError(f"{_HDD}input tensor should have at least 2 dimensions")
+    d = impl._array.shape[-1]
+    if nbins != d:
+        raise RuntimeError("histogramdd: The size of bins must be equal to the innermost dimension of the input.")
+    if range_ is not None and len(range_) != 2 * d:
+        raise RuntimeError(f"{_HDD}for a {d}-dimensional histogram range should have {2 * d} elements, but got "
+                           f"{len(range_)}")
+    _float_input(impl, "histogramdd")
+    if weight is not None:
+        w = weight._impl
+        _it.check_devices("histogramdd", [impl, w], False)
+        if tuple(w._array.shape) != tuple(impl._array.shape[:-1]):
+            n = impl._array.size // d if d else 0
+            raise RuntimeError(f"{_HDD}if weight tensor is provided it should have the same shape as the input tensor "
+                               f"excluding its innermost dimension, but got input with shape {[n, d]} and weight "
+                               f"with shape {list(w._array.shape)}")
+        if w.dtype is not impl.dtype:
+            raise RuntimeError(f"{_HDD}if weight tensor is provided, input tensor and weight tensor should have the "
+                               f"same dtype, but got input({impl.dtype.cpp_type_name}), and "
+                               f"weight({w.dtype.cpp_type_name})")
+
+
+def _hdd_edges(self, bins, range_):
+    """Each dim's bin edges (equal bins over its range: given, else the data's, widened when empty)."""
+    a = _values(self._impl)
+    d = a.shape[-1]
+    pts = a.reshape(-1, d)
+    out = []
+    for j, b in enumerate(bins):
+        if b <= 0:
+            raise RuntimeError(f"torch.histogram(): bins must be > 0, but got {b} for dimension {j}")
+        col = pts[:, j]
+        lo, hi = _histogram_range(col, None if range_ is None else range_[2 * j:2 * j + 2], self._impl.dtype)
+        out.append(np.linspace(lo, hi, b + 1, dtype=a.dtype))
+    return pts, out
+
+
+def _hdd_count(self, pts, edges, linear, weight, density):
+    dt = pts.dtype
+    shape = tuple(e.shape[0] - 1 for e in edges)
+    flat = np.zeros(pts.shape[0], np.int64)
+    keep = np.ones(pts.shape[0], bool)
+    for j, e in enumerate(edges):
+        nb = shape[j]
+        col = pts[:, j]
+        if linear:
+            idx = _linear_bins(col, e[0], e[-1], nb, e)
+        else:
+            idx = np.searchsorted(e, col, "right") - 1
+            idx = np.where(col == e[-1], nb - 1, idx)
+            with np.errstate(invalid="ignore"):
+                idx = np.where((col >= e[0]) & (col <= e[-1]) & (idx >= 0) & (idx < nb), idx, -1)
+        keep &= idx >= 0
+        flat = flat * nb + np.maximum(idx, 0)
+    total = 1
+    for nb in shape:
+        total *= nb
+    w = None if weight is None else _values(weight._impl).reshape(-1)[keep].astype(np.float64)
+    hist = np.bincount(flat[keep], weights=w, minlength=total)[:total].astype(np.float64).reshape(shape)
+    if density:
+        vol = np.ones(shape)
+        for j, e in enumerate(edges):
+            vol = vol * np.diff(e.astype(np.float64)).reshape((1,) * j + (-1,) + (1,) * (len(shape) - j - 1))
+        with np.errstate(invalid="ignore", divide="ignore"):
+            hist = hist / (hist.sum() * vol)
+    return hist.astype(dt)
+
+
+def _histogramdd_bin_edges(self, bins, range=None, weight=None, density=False):  # noqa: A002
+    _hdd_checks(self, len(bins), range, weight)
+    _pts, edges = _hdd_edges(self, bins, range)
+    return [_new(self._impl.device, e.shape, self._impl.dtype, e) for e in edges]
+
+
+def _histogramdd_from_bin_cts(self, bins, range=None, weight=None, density=False):  # noqa: A002
+    _hdd_checks(self, len(bins), range, weight)
+    pts, edges = _hdd_edges(self, bins, range)
+    hist = _hdd_count(self, pts, edges, True, weight, density)
+    return _new(self._impl.device, hist.shape, self._impl.dtype, hist)
+
+
+def _histogramdd_from_bin_tensors(self, bins, weight=None, density=False):
+    _hdd_checks(self, len(bins), None, weight)
+    impl = self._impl
+    for j, b in enumerate(bins):
+        bi = b._impl
+        if bi._array.ndim != 1:
+            raise RuntimeError(f"{_HDD}bins tensor should have one dimension, but got {bi._array.ndim} dimensions in "
+                               f"the bins tensor for dimension {j}")
+        if bi.dtype is not impl.dtype:
+            raise RuntimeError(f"{_HDD}input tensor and bins tensors should have the same dtype, but got input with "
+                               f"dtype {impl.dtype.cpp_type_name} and bins for dimension {j} with dtype "
+                               f"{bi.dtype.cpp_type_name}")
+    a = _values(impl)
+    pts = a.reshape(-1, a.shape[-1])
+    hist = _hdd_count(self, pts, [_values(b._impl) for b in bins], False, weight, density)
+    return _new(impl.device, hist.shape, impl.dtype, hist)
