@@ -124,7 +124,8 @@ def _stable_argsort(a, axis, descending=False):
         lo, hi = int(a.min()), int(a.max())
         if hi - lo < 2 ** 16:
             # integers of a narrow range: NumPy's stable sort of uint16 keys is a radix sort
-            key16 = (a.astype(np.int64) - lo).astype(np.uint16)
+            wide = a.dtype.kind == "i" and a.dtype.itemsize >= 4          # a - lo fits: the range is < 2**16
+            key16 = (a - a.dtype.type(lo) if wide else a.astype(np.int64) - lo).astype(np.uint16)
             return np.argsort(np.uint16(hi - lo) - key16 if descending else key16, axis=axis, kind="stable")
     key = _order_key32(a) if 1 < n < 2 ** 32 else None
     if key is not None:
