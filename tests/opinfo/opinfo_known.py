@@ -23,5 +23,6 @@ TIE_ORDER = ("indices of equal elements: PyTorch's unstable sort/topk/kthvalue o
              "partial_sort / quickselect moves, onion by input position (stable); values agree")
 KNOWN.update({(key, check, dt): TIE_ORDER
               for key, dts in (("sort", ("bool", "bfloat16")), ("argsort", ("bool", "bfloat16")),
-                               ("topk", ("bfloat16", "int64")), ("kthvalue", ("int64",)))
+                               ("topk", ("bfloat16", "int64")),
+                               ("kthvalue", ("int64", "int32", "int16", "int8", "uint8")))
               for dt in dts for check in ("values", "method", "noncontiguous")})

@@ -1274,10 +1274,10 @@ def _quantile(name, self, q, dim, keepdim, interpolation, ignore_nan):
             r = at.reshape(r, [nq] + [1] * ndim)
         else:
             r = at.reshape(r, [nq])
-    elif not keepdim and ndim:
-        r = at.squeeze_dim(r, wrap_dim(dim, ndim) + 1)
     elif not ndim:
-        r = at.reshape(r, [nq] + ([1] if keepdim else []))
+        r = at.reshape(r, [nq])             # a 0-dim input has no dim to keep
+    elif not keepdim:
+        r = at.squeeze_dim(r, wrap_dim(dim, ndim) + 1)
     if scalar_q:
         r = at.squeeze_dim(r, 0)
     return r
