@@ -43,9 +43,6 @@ DIV_MODE = ("div with rounding_mode: PyTorch 2.13's Python meta kernel checks on
             "dividend's device (no CPU scalar divisor; a meta dividend takes any divisor) and says so in its own "
             "words; onion treats it as every other TensorIterator operator")
 
-BUCKETIZE_META = ("PyTorch 2.13's Python meta kernel of bucketize.Scalar takes no out= (TypeError); onion checks "
-                  "as the CPU kernel")
-
 MATRIX_OPS = {"mm", "bmm", "matmul", "addmm", "addmm_", "linear"}
 INPLACE_ARITH = {"add_", "sub_", "mul_", "div_"}
 
@@ -67,8 +64,6 @@ def known_reason(spec, devices, zero_dim):
         return SCALAR_RESULT_OUT
     if out is not None and zero_dim == 0 and names[0] != "out" and on.get(out.name) == "meta":
         return SCALAR_SELF_OUT
-    if op == "bucketize" and spec.overload == "Scalar_out":
-        return BUCKETIZE_META
     if op in ("searchsorted", "bucketize"):
         return NO_DEVICE_CHECK
     if op == "linear" and out is not None and zero_dim == names.index("bias"):

@@ -54,18 +54,15 @@ def _cases():
     return out
 
 
-def to_onion(x):
-    """A torch value (nested) as onion's: tensors keep values, dtype, device type, requires_grad."""
+def to_onion(x, memo=None):
+    """A torch value (nested) as onion's: tensors keep values, dtype, device type, requires_grad; a tensor
+    that appears twice (kthvalue's input passed as its own out=) becomes one onion tensor (``memo``)."""
+    if memo is None:
+        memo = {}
+    if isinstance(x, torch.Tensor) and id(x) in memo:
+        return memo[id(x)]
     if isinstance(x, torch.Tensor):
-        t = x.detach()
-        dt = getattr(onion, str(t.dtype).split(".")[-1])
-        if t.device.type == "meta":
-            o = onion.empty_strided(tuple(t.shape), tuple(t.stride()), dtype=dt, device="meta")
-        else:
-            arr = (t.float() if t.dtype == torch.bfloat16 else t).cpu().resolve_conj().resolve_neg().numpy()
-            o = onion.tensor(np.array(arr), dtype=dt)
-        if x.requires_grad:
-            o.requires_grad_(True)
+        memo[id(x)] = o = _tensor_to_onion(x)
         return o
     if isinstance(x, torch.dtype):
         return getattr(onion, str(x).split(".")[-1])
@@ -76,10 +73,23 @@ def to_onion(x):
     if isinstance(x, torch.Size):
         return tuple(x)
     if isinstance(x, (list, tuple)):
-        return type(x)(to_onion(y) for y in x)
+        return type(x)(to_onion(y, memo) for y in x)
     if isinstance(x, dict):
-        return {k: to_onion(v) for k, v in x.items()}
+        return {k: to_onion(v, memo) for k, v in x.items()}
     return x
+
+
+def _tensor_to_onion(x):
+    t = x.detach()
+    dt = getattr(onion, str(t.dtype).split(".")[-1])
+    if t.device.type == "meta":
+        o = onion.empty_strided(tuple(t.shape), tuple(t.stride()), dtype=dt, device="meta")
+    else:
+        arr = (t.float() if t.dtype == torch.bfloat16 else t).cpu().resolve_conj().resolve_neg().numpy()
+        o = onion.tensor(np.array(arr), dtype=dt)
+    if x.requires_grad:
+        o.requires_grad_(True)
+    return o
 
 
 # (case id) -> what onion says instead of PyTorch's message; the type is still PyTorch's
@@ -92,6 +102,7 @@ _MORE_THAN_64_DIMS = ("onion cannot make the 65-dimensional input at all (its te
 TYPE_DIFFERS: dict[str, str] = {
     "amax-1": _MORE_THAN_64_DIMS, "amax-2": _MORE_THAN_64_DIMS,
     "amin-1": _MORE_THAN_64_DIMS, "amin-2": _MORE_THAN_64_DIMS,
+    "aminmax-1": _MORE_THAN_64_DIMS, "aminmax-2": _MORE_THAN_64_DIMS,
 }
 
 CASES = _cases()
@@ -111,8 +122,9 @@ def test_error_input(op, error_input, request):
         pass
     fn = _onion_callable(op)
     try:
-        args = [to_onion(s.input)] + [to_onion(a) for a in s.args]
-        kwargs = to_onion(dict(s.kwargs))
+        memo: dict = {}
+        args = [to_onion(s.input, memo)] + [to_onion(a, memo) for a in s.args]
+        kwargs = to_onion(dict(s.kwargs), memo)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             fn(*args, **kwargs)

@@ -18,6 +18,7 @@ from ...core.geometry import is_non_overlapping_and_dense, wrap_dim
 from .. import iterator as _it
 from ..at import at
 from ..tensor_new import empty_tensor
+from .factories import checked_scalar
 
 _int64 = _dt.int64
 _int32 = _dt.int32
@@ -458,6 +459,11 @@ def kthvalue(self, k, dim=-1, keepdim=False):
 
 def kthvalue_values(self, k, dim=-1, keepdim=False, values=None, indices=None):
     shape, vals, idx = _kthvalue(self, k, dim, keepdim)
+    a = self._impl._array
+    for out in (values, indices):       # ATen's assert_no_overlap: not even the input itself
+        o = out._impl._array
+        if type(o) is np.ndarray and type(a) is np.ndarray and o.size and a.size and np.may_share_memory(o, a):
+            raise RuntimeError(_it._PARTIAL_OVERLAP)
     return _write_outs("kthvalue", self._impl.device, [(values, shape, self._impl.dtype, vals),
                                                        (indices, shape, _int64, idx)])
 
@@ -792,9 +798,6 @@ def bucketize_Scalar(self, boundaries, out_int32=False, right=False):
     return at.searchsorted_Scalar(boundaries, self, out_int32, right, None, None)
 
 
-def bucketize_Scalar_out(self, boundaries, out_int32=False, right=False, out=None):
-    _bucketize_check(boundaries)
-    return at.searchsorted_Scalar_out(boundaries, self, out_int32, right, None, None, out)
 
 
 # --------------------------------------------------------------------------
@@ -990,7 +993,8 @@ def bincount(self, weights=None, minlength=0):
 
 
 def _float_input(impl, kernel):
-    if not impl.dtype.is_floating_point:
+    half = kernel == "histogramdd" and (impl.dtype is _dt.float16 or impl.dtype is _dt.bfloat16)
+    if not impl.dtype.is_floating_point or half:
         raise NotImplementedError(f'"{kernel}" not implemented for \'{impl.dtype.scalar_type_name}\'')
 
 
@@ -1025,7 +1029,17 @@ def histc(self, bins=100, min=0, max=0):  # noqa: A002
     return _new(impl.device, (bins,), impl.dtype, _histc(impl, bins, min, max))
 
 
+def _histc_bound(v, dtype):
+    """A Scalar bound as histc reads it: to double first, then to the input's type, refusing overflow."""
+    if isinstance(v, complex):
+        if v.imag != 0:
+            raise RuntimeError("value cannot be converted to type double without overflow")
+        v = v.real
+    return checked_scalar(float(v), dtype)
+
+
 def _histc(impl, bins, lo, hi):
+    lo, hi = _histc_bound(lo, impl.dtype), _histc_bound(hi, impl.dtype)
     a = _values(impl).reshape(-1)
     ct = a.dtype.type
     lo, hi = ct(lo), ct(hi)
