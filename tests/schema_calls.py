@@ -15,14 +15,17 @@ from dataclasses import dataclass, field
 # base operator name -> the shape of its tensors, where 2x2 does not fit
 SHAPES = {"bmm": (1, 2, 2)}
 # operators whose tensors other than the first must be 0-dim (they take a scalar tensor)
-SCALAR_TENSOR_ARGS = {"fill_": ("value",), "linspace": ("start", "end")}
+SCALAR_TENSOR_ARGS = {"fill_": ("value",), "linspace": ("start", "end"), "masked_fill": ("value",),
+                      "masked_fill_": ("value",)}
+# tensor arguments whose dtype is not float32, by name
+TENSOR_DTYPES = {"condition": "bool", "mask": "bool", "index": "int64"}
 # arguments whose value is not decided by type alone
 VALUES = {("to", "dtype"): "float32", ("clamp", "min"): 0.25, ("div", "rounding_mode"): "floor"}
 # ---- sort: tensors that must be integral (indices, counts' inputs) or 1-D (boundaries, bin edges)
-TENSOR_DTYPES = {("max", "max_values"): "int64", ("min", "min_indices"): "int64", ("searchsorted", "sorter"): "int64",
-                 ("bincount", "self"): "int64",
-                 **{(op, "indices"): "int64" for op in ("sort", "topk", "kthvalue", "median", "nanmedian", "mode",
-                                                        "cummax", "cummin")}}
+ARG_DTYPES = {("max", "max_values"): "int64", ("min", "min_indices"): "int64", ("searchsorted", "sorter"): "int64",
+              ("bincount", "self"): "int64",
+              **{(op, "indices"): "int64" for op in ("sort", "topk", "kthvalue", "median", "nanmedian", "mode",
+                                                     "cummax", "cummin")}}
 ARG_SHAPES = {("bucketize", "boundaries"): (2,), ("histogram", "bins"): (3,), ("bincount", "self"): (2,),
               ("bincount", "weights"): (2,), ("searchsorted", "sorted_sequence"): (2,), ("searchsorted", "sorter"): (2,),
               ("quantile", "q"): (2,), ("nanquantile", "q"): (2,)}
@@ -38,7 +41,7 @@ class TensorSpec:
     shape: tuple
     dtype: str
     is_out: bool = False
-    fixed: bool = False      # a dtype of its own (TENSOR_DTYPES), kept when an out= template asks another
+    fixed: bool = False      # a dtype of its own (ARG_DTYPES), kept when an out= template asks another
 
 
 @dataclass
@@ -75,9 +78,9 @@ def call_spec(schema):
         if ty.startswith("Tensor") and "[]" not in ty:
             shp = () if name in SCALAR_TENSOR_ARGS.get(op_name, ()) else (shape[-1],) if name == "bias" else shape
             shp = ARG_SHAPES.get((base, name), shp)
-            fixed = TENSOR_DTYPES.get((base, name))
-            t = TensorSpec(name, len(spec.tensors), shp, fixed or ("bool" if name == "condition" else "float32"),
-                           is_out, fixed is not None)
+            fixed = ARG_DTYPES.get((base, name))
+            t = TensorSpec(name, len(spec.tensors), shp, fixed or TENSOR_DTYPES.get(name, "float32"), is_out,
+                           fixed is not None)
             spec.tensors.append(t)
             val = t
         elif (base, name) in VALUES:
