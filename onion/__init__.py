@@ -91,6 +91,11 @@ def _load() -> None:
     from .bindings.python_indexing import make_nonzero, make_nonzero_method, unravel_index
     g.update(nonzero=make_nonzero(g["nonzero"]), unravel_index=unravel_index)
     Tensor.nonzero = make_nonzero_method(Tensor.nonzero)
+    from . import functional
+    g.update(unique=functional.unique, unique_consecutive=functional.unique_consecutive,
+             histogramdd=functional.histogramdd)
+    for name, fn in functional.TENSOR_METHODS.items():
+        setattr(Tensor, name, fn)
     _LOADED = True
 
 

@@ -28,6 +28,15 @@ VALUES = {("to", "dtype"): "float32", ("clamp", "min"): 0.25, ("div", "rounding_
           ("randint", "high"): 5, ("randint_like", "high"): 5, ("random", "to"): 5, ("randperm", "n"): 4,
           ("multinomial", "num_samples"): 1, ("geometric", "p"): 0.5, ("bernoulli", "p"): 0.5,
           ("native_dropout", "p"): 0.5, ("normal", "mean"): 0.0, ("normal", "std"): 1.0}
+# ---- sort: tensors that must be integral (indices, counts' inputs) or 1-D (boundaries, bin edges)
+ARG_DTYPES = {("max", "max_values"): "int64", ("min", "min_indices"): "int64", ("searchsorted", "sorter"): "int64",
+              ("bincount", "self"): "int64",
+              **{(op, "indices"): "int64" for op in ("sort", "topk", "kthvalue", "median", "nanmedian", "mode",
+                                                     "cummax", "cummin")}}
+ARG_SHAPES = {("bucketize", "boundaries"): (2,), ("histogram", "bins"): (3,), ("bincount", "self"): (2,),
+              ("bincount", "weights"): (2,), ("searchsorted", "sorted_sequence"): (2,), ("searchsorted", "sorter"): (2,),
+              ("quantile", "q"): (2,), ("nanquantile", "q"): (2,)}
+VALUES[("kthvalue", "k")] = 1
 
 
 @dataclass
@@ -39,6 +48,7 @@ class TensorSpec:
     shape: tuple
     dtype: str
     is_out: bool = False
+    fixed: bool = False      # a dtype of its own (ARG_DTYPES), kept when an out= template asks another
 
 
 @dataclass
@@ -76,7 +86,10 @@ def call_spec(schema):
         is_out = getattr(a, "is_out", False) or (a.kwarg_only and name == "out")
         if ty.startswith("Tensor") and "[]" not in ty:
             shp = () if name in SCALAR_TENSOR_ARGS.get(op_name, ()) else (shape[-1],) if name == "bias" else shape
-            t = TensorSpec(name, len(spec.tensors), shp, TENSOR_DTYPES.get(name, "float32"), is_out)
+            shp = ARG_SHAPES.get((base, name), shp)
+            fixed = ARG_DTYPES.get((base, name))
+            t = TensorSpec(name, len(spec.tensors), shp, fixed or TENSOR_DTYPES.get(name, "float32"), is_out,
+                           fixed is not None)
             spec.tensors.append(t)
             val = t
         elif (base, name) in VALUES:
@@ -122,12 +135,12 @@ def overload(lib, spec: CallSpec):
 def make_tensor(lib, t: TensorSpec, device="cpu", zero_dim=False, requires_grad=False, shape=None, dtype=None):
     """The tensor for ``t`` in ``lib``: CPU tensors hold 0.5 (True for bool), meta ones nothing."""
     shp = () if zero_dim else (t.shape if shape is None else shape)
-    dt = getattr(lib, dtype or t.dtype)
+    dt = getattr(lib, t.dtype if t.fixed else (dtype or t.dtype))
     if device == "meta":
         x = lib.empty(shp, dtype=dt, device="meta")
     else:
         x = lib.full(shp, True if dt is lib.bool else 0.5, dtype=dt)
-    if requires_grad:
+    if requires_grad and dt.is_floating_point:      # not the indices out of a (values, indices) pair
         x.requires_grad_(True)
     return x
 
@@ -145,7 +158,7 @@ def variants(spec: CallSpec):
         (lambda dt: lambda t: dt if t.name != "condition" else "bool")(dt)
         for dt in ("complex64", "int64", "float64", "bool")]
     for plan in plans:
-        tensors = [dataclasses.replace(t, dtype=plan(t)) if not t.is_out else t for t in spec.tensors]
+        tensors = [dataclasses.replace(t, dtype=plan(t)) if not (t.is_out or t.fixed) else t for t in spec.tensors]
         if tensors != spec.tensors:
             yield dataclasses.replace(spec, tensors=tensors)
 
@@ -153,7 +166,7 @@ def variants(spec: CallSpec):
 def out_template(lib, spec: CallSpec):
     """(shape, dtype name) the op gives its ``out=`` on plain CPU tensors (None if no dtype works)."""
     for dtype in ("float32", "bool", "int64", "complex64", "float64"):
-        tensors = [make_tensor(lib, t) if not t.is_out else lib.empty(0, dtype=getattr(lib, dtype))
+        tensors = [make_tensor(lib, t) if not t.is_out else lib.empty(0, dtype=getattr(lib, t.dtype if t.fixed else dtype))
                    for t in spec.tensors]
         if run(lib, spec, tensors)[0] == "ok":
             out = tensors[spec.out.position]

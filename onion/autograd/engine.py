@@ -54,7 +54,7 @@ def _run_graph(roots, grads, retain_graph: bool, decide=None) -> None:
     the common ``backward()`` to the fewest Python steps.
     """
     deps = {}
-    stack = [n for n, _ in roots]
+    stack = list(dict.fromkeys(n for n, _ in roots))     # two outputs of one node are one root to walk
     while stack:
         for nxt, _ in stack.pop().next_functions:
             if nxt is not None:

@@ -344,6 +344,7 @@ class PyFunction:
         if out is None and kwargs and "out" in kwargs:
             kwargs = {k: v for k, v in kwargs.items() if k != "out"}
         refusals = []
+        bad = None
         for sig in self.signatures:
             if sig.is_out != (out is not None):
                 continue
@@ -354,7 +355,9 @@ class PyFunction:
                 refusals.append(e)
                 continue
             except BadArgument as e:
-                raise e.exc_type(f"{self.name}(): {e.text}") from None
+                # another overload may still bind (max(x, out=t) is max.unary_out, not max.dim_max's pair)
+                bad = bad or e
+                continue
             result = sig.handle.call(*values)
             if sig.wrap is not None:
                 return sig.wrap(result)
@@ -362,6 +365,8 @@ class PyFunction:
             if rg:
                 result.requires_grad_(True)
             return result
+        if bad is not None:
+            raise bad.exc_type(f"{self.name}(): {bad.text}") from None
         raise TypeError(self.error(args, kwargs, refusals))
 
     def error(self, args, kwargs, refusals=()) -> str:

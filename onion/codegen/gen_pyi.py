@@ -380,6 +380,11 @@ _API_TENSOR = {
     "__rtruediv__": [f"    def __rtruediv__(self, other: {_NUMBER_OR_TENSOR}) -> Tensor: ..."],
     "__rpow__": [f"    def __rpow__(self, other: {_NUMBER_OR_TENSOR}) -> Tensor: ..."],
     "__pos__": ["    def __pos__(self) -> Tensor: ..."],
+    # onion/functional.py (torch.functional's unique): the outputs asked for
+    "unique": [("    def unique(self, sorted: _bool = True, return_inverse: _bool = False, return_counts: _bool = False, "
+                "dim: Optional[_int] = None) -> Any: ...")],
+    "unique_consecutive": [("    def unique_consecutive(self, return_inverse: _bool = False, return_counts: _bool = "
+                            "False, dim: Optional[_int] = None) -> Any: ...")],
 }
 
 # module-level functions onion's bindings define by hand (``tensor``, ``is_tensor``...)

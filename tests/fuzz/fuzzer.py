@@ -589,6 +589,10 @@ def hand_calls() -> list:
         _g("method", "contiguous", [t33], [S(0, "Tensor", role="self")],
            absent=(S("memory_format", "MemoryFormat", False),)),
         _g("method", "data_ptr", [t33], [S(0, "Tensor", role="self")]),
+        # ---- sort: bincount counts non-negative integers (a float 3x3 is no good call)
+        _g("function", "bincount", [T((3,), "int64")], [S(0, "Tensor", role="self")],
+           absent=(S("weights", "Tensor?", False), S("minlength", "SymInt", False))),
+        _g("method", "bincount", [T((3,), "int64")], [S(0, "Tensor", role="self")]),
     ]
     for op in ("add", "sub", "mul", "truediv", "pow", "eq", "ne", "lt", "le", "gt", "ge"):
         calls.append(_g("operator", op, [t33, t33], [S(0, "operand"), S(1, "operand")]))
