@@ -65,14 +65,21 @@ def backward_helper_names() -> frozenset:
     """Names a derivatives.yaml formula may use besides its own: what ``from formulas import *``
     brings into the generated nodes (public top-level names), plus Python's builtins."""
     names = set(dir(builtins))
-    for node in _parse(BACKWARD_HELPERS_FILE).body:
-        if isinstance(node, (ast.FunctionDef, ast.ClassDef)):
+    _helper_names(BACKWARD_HELPERS_FILE, names)
+    return frozenset(n for n in names if not n.startswith("_") or n in dir(builtins))
+
+
+def _helper_names(path: str, names: set) -> None:
+    """Top-level names of a helpers module; ``from .backward_x import *`` brings in that module's too."""
+    for node in _parse(path).body:
+        if isinstance(node, ast.ImportFrom) and node.level == 1 and any(a.name == "*" for a in node.names):
+            _helper_names(os.path.join(os.path.dirname(path), node.module.replace(".", os.sep) + ".py"), names)
+        elif isinstance(node, (ast.FunctionDef, ast.ClassDef)):
             names.add(node.name)
         elif isinstance(node, (ast.Import, ast.ImportFrom)):
             names.update((a.asname or a.name).split(".")[0] for a in node.names)
         elif isinstance(node, ast.Assign):
             names.update(t.id for t in node.targets if isinstance(t, ast.Name))
-    return frozenset(n for n in names if not n.startswith("_") or n in dir(builtins))
 
 
 def fingerprint() -> str:

@@ -32,6 +32,13 @@ KNOWN = {
                                    "declares it structured with _conj_physical's derivative and refuses",
     ("conj_physical.out", "out"): "the same fallback names the operator 'aten::conj_physical()'; onion says "
                                   "'conj_physical()'",
+    # ---- reduce
+    **{(name, arg): ("PyTorch has no derivative entry for this out= overload's functional twin (_logcumsumexp) or "
+                     "autogenerates it (var_mean/std_mean.correction_out), so it takes the boxed autograd fallback, "
+                     "which accepts an input that requires grad and names the operator 'aten::...()'; onion's "
+                     "generated out= kernel refuses, as for every other operator")
+       for name in ("_logcumsumexp.out", "var_mean.correction_out", "std_mean.correction_out")
+       for arg in ("self", "out")},
 }
 
 

