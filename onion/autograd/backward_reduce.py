@@ -185,3 +185,78 @@ def logsumexp_backward(grad, self, result, dim, keepdim):
     if self._impl.dtype.is_complex:
         w = w.conj()
     return grad * w
+
+
+# --------------------------------------------------------------------------
+# softmax / log_softmax
+# --------------------------------------------------------------------------
+
+def softmax_backward(grad, output, dim, input_dtype):
+    return at._softmax_backward_data(grad, output, dim, input_dtype)
+
+
+def log_softmax_backward(grad, output, dim, input_dtype):
+    return at._log_softmax_backward_data(grad, output, dim, input_dtype)
+
+
+def _sum_keep(t, dim):
+    if t._impl._array.ndim == 0:
+        return t
+    return at.sum_dim_IntList(t, [dim], True, None)
+
+
+def softmax_double_backward(grad, grad_output, dim, output):
+    """d/d(output) of output * (grad_output - sum(grad_output * output))."""
+    return grad * grad_output - grad * _sum_keep(grad_output * output, dim) - grad_output * _sum_keep(grad * output, dim)
+
+
+def log_softmax_double_backward_grad_output(grad, dim, output):
+    return grad - _sum_keep(grad * output.exp(), dim)
+
+
+def log_softmax_double_backward_output(grad, grad_output, dim, output):
+    return -grad * output.exp() * _sum_keep(grad_output, dim)
+
+
+# --------------------------------------------------------------------------
+# norms, trace
+# --------------------------------------------------------------------------
+
+def _sgn(t):
+    if t._impl.dtype.is_complex:
+        a = t.abs()
+        zero = a == 0
+        return _where(zero, 0.0, t / _where(zero, 1.0, a))
+    pos = at._to_copy(t > 0, t._impl.dtype, None, None, None, False, None)
+    neg = at._to_copy(t < 0, t._impl.dtype, None, None, None, False, None)
+    return pos - neg
+
+
+def linalg_vector_norm_backward(grad, self, ord, result, dim, keepdim):
+    p = float(ord)
+    nd = self._impl._array.ndim
+    grad = _restore(grad, dim, keepdim, nd)
+    result = _restore(result, dim, keepdim, nd)
+    if p == 0:
+        return None         # PyTorch's norm_backward gives an undefined gradient for the 0-"norm"
+    if p == 1:
+        return _sgn(self) * grad
+    if p == 2:
+        return self * _where(result == 0, 0.0, grad / _where(result == 0, 1.0, result))
+    a = self.abs()
+    if math.isinf(p):
+        mask = at._to_copy(a == result, a._impl.dtype, None, None, None, False, None)
+        count = at.sum_dim_IntList(mask, None if not dim else dim, True, None) if nd else mask
+        return _sgn(self) * mask * grad / count
+    if p < 1:
+        scale = _where(a == 0, 0.0, a ** (p - 1))
+        return _sgn(self) * scale * grad * _where(result == 0, 0.0, result ** (1 - p))
+    scale = self * a ** (p - 2) if p >= 2 else _sgn(self) * a ** (p - 1)
+    return scale * _where(result == 0, 0.0, grad / _where(result == 0, 1.0, result ** (p - 1)))
+
+
+def trace_backward(grad, sizes):
+    out = at.zeros(list(sizes), grad._impl.dtype, None, grad._impl.device, None)
+    n = min(sizes)
+    at.copy_(at.diagonal(out, 0, 0, 1), grad.expand([n]), False)
+    return out

@@ -14,3 +14,8 @@ KNOWN: dict[tuple, str] = {
     **{(key, check, dt): NO_CONJ_BIT for key in ("conj", "mH") for check in ("values", "method", "noncontiguous")
        for dt in ("complex64", "complex128")},
 }
+
+# ---- reduce
+NUCLEAR_NORM = ("torch.norm(p='nuc') is a matrix norm over singular values (linalg.svdvals), which onion does not have "
+                "yet (the linalg issue); onion.norm raises NotImplementedError for it")
+KNOWN.update({("norm.nuc", check): NUCLEAR_NORM for check in ("values", "method", "noncontiguous", "meta", "out", "grad")})

@@ -371,3 +371,314 @@ def any_all_impl(xp, plan, self):
 
 
 _ = math
+
+
+# --------------------------------------------------------------------------
+# softmax / log_softmax
+# --------------------------------------------------------------------------
+
+def _meta_softmax_like(name, self, dim, half_to_float):
+    impl = self._impl
+    shape = tuple(impl._array.shape)
+    d = wrap_dim(dim, len(shape))
+    if half_to_float:
+        raise RuntimeError("softmax with half to float conversion is not supported on CPU")
+    err = None
+    if impl.dtype.category != 2 and impl._array.size:
+        last = not shape or d == len(shape) - 1
+        err = NotImplementedError(f'"{name}_{"lastdim_" if last else ""}kernel_impl" not implemented for '
+                                  f"'{impl.dtype.scalar_type_name}'")
+    return Plan(shape, impl.dtype, impl.device, None, d if shape else None, None, err)
+
+
+def meta__softmax(self, dim, half_to_float):
+    return _meta_softmax_like("softmax", self, dim, half_to_float)
+
+
+def meta__log_softmax(self, dim, half_to_float):
+    return _meta_softmax_like("log_softmax", self, dim, half_to_float)
+
+
+def _softmax_array(xp, plan, self, log):
+    if plan.impl_error is not None:
+        return None
+    impl = self._impl
+    a = impl._array.astype(_wide(impl.dtype))
+    axis = plan.extra
+    if a.size == 0:
+        return a
+    with _np.errstate(invalid="ignore", over="ignore", divide="ignore"):
+        m = xp.max(a, axis=axis, keepdims=True)
+        m = xp.where(xp.isfinite(m), m, 0) if not log else m
+        e = xp.exp(a - m)
+        s = xp.sum(e, axis=axis, keepdims=True)
+        if log:
+            if (impl.dtype is _dt.float16 or impl.dtype is _dt.bfloat16) and axis == a.ndim - 1:
+                # ATen's last-dim kernel keeps the row's sum and its log in the input's dtype
+                lowp = impl.dtype.np
+                return (a - m) - xp.log(s.astype(lowp).astype(a.dtype)).astype(lowp).astype(a.dtype)
+            return a - m - xp.log(s)
+        return e / s
+
+
+def _softmax_impl(xp, plan, self, dim, half_to_float):
+    return _softmax_array(xp, plan, self, False)
+
+
+def _log_softmax_impl(xp, plan, self, dim, half_to_float):
+    return _softmax_array(xp, plan, self, True)
+
+
+def _meta_softmax_backward(name, grad_output, output, dim, input_dtype):
+    gi = grad_output._impl
+    shape = tuple(gi._array.shape)
+    d = wrap_dim(dim, len(shape))
+    if gi.dtype is not input_dtype:
+        if not (gi.dtype is _float32 and input_dtype is _dt.float16):
+            raise RuntimeError(f"expected scalar type {gi.dtype.scalar_type_name} but found "
+                               f"{input_dtype.scalar_type_name}")
+    return Plan(shape, input_dtype, gi.device, None, d if shape else None)
+
+
+def meta__softmax_backward_data(grad_output, output, dim, input_dtype):
+    return _meta_softmax_backward("softmax", grad_output, output, dim, input_dtype)
+
+
+def meta__log_softmax_backward_data(grad_output, output, dim, input_dtype):
+    return _meta_softmax_backward("log_softmax", grad_output, output, dim, input_dtype)
+
+
+def _softmax_backward_impl(xp, plan, grad_output, output, dim, input_dtype):
+    g = grad_output._impl._array.astype(_wide(plan.dtype))
+    o = output._impl._array.astype(_wide(plan.dtype))
+    axis = plan.extra
+    return o * (g - xp.sum(g * o, axis=axis, keepdims=True))
+
+
+def _log_softmax_backward_impl(xp, plan, grad_output, output, dim, input_dtype):
+    g = grad_output._impl._array.astype(_wide(plan.dtype))
+    o = output._impl._array.astype(_wide(plan.dtype))
+    axis = plan.extra
+    with _np.errstate(over="ignore", invalid="ignore"):
+        return g - xp.exp(o) * xp.sum(g, axis=axis, keepdims=True)
+
+
+def _to(self, dtype):
+    if dtype is None or self._impl.dtype is dtype:
+        return self
+    return at._to_copy(self, dtype, None, None, None, False, None)
+
+
+def softmax_int(self, dim, dtype=None):
+    return at._softmax(_to(self, dtype), dim, False)
+
+
+def softmax_int_out(self, dim, dtype=None, out=None):
+    return at._softmax_out(_to(self, dtype), dim, False, out)
+
+
+def log_softmax_int(self, dim, dtype=None):
+    return at._log_softmax(_to(self, dtype), dim, False)
+
+
+def log_softmax_int_out(self, dim, dtype=None, out=None):
+    return at._log_softmax_out(_to(self, dtype), dim, False, out)
+
+
+def _safe_softmax(self, dim, dtype=None):
+    out = at._softmax(_to(self, dtype), dim, False)
+    masked = at.eq_Scalar(self, float("-inf"))
+    rows = at.all_dim(masked, dim, True)
+    return at.where_self(rows, at.zeros_like(out, None, None, None, None, None), out)
+
+
+# --------------------------------------------------------------------------
+# vector norms, norm, dist
+# --------------------------------------------------------------------------
+
+def _ord_text(ord):
+    f = float(ord)
+    if f == math.inf:
+        return "inf"
+    if f == -math.inf:
+        return "-inf"
+    return str(int(f)) if f == int(f) else str(f)
+
+
+def meta_linalg_vector_norm(self, ord=2, dim=None, keepdim=False, dtype=None):
+    impl = self._impl
+    dt = impl.dtype
+    if dt.category < 2:
+        raise RuntimeError(f"linalg.vector_norm: Expected a floating point or complex tensor as input. Got "
+                           f"{dt.scalar_type_name}")
+    if dtype is not None:
+        if dtype.category < 2:
+            raise RuntimeError(f"linalg.vector_norm: dtype should be floating point or complex, but got "
+                               f"{dtype.scalar_type_name}")
+        if dtype.is_complex and not dt.is_complex:
+            raise RuntimeError(f"linalg.vector_norm: dtype should be real for real inputs, but got "
+                               f"{dtype.scalar_type_name}")
+        if not can_cast(dt, dtype) or (dt.category == dtype.category and dt.itemsize > dtype.itemsize):
+            raise RuntimeError(f"linalg.vector_norm: the dtype of the input ({dt.scalar_type_name}) should be "
+                               f"convertible without narrowing to the specified dtype ({dtype.scalar_type_name})")
+    if isinstance(ord, complex):
+        raise RuntimeError("linalg.vector_norm: Expected a non-complex scalar as the order of norm.")
+    shape = tuple(impl._array.shape)
+    dims = _reduce_dims(dim, len(shape))
+    p = float(ord)
+    if p < 0 or p == math.inf:
+        if dims is None and impl._array.size == 0:
+            raise RuntimeError(f"linalg.vector_norm cannot compute the {_ord_text(ord)} norm on an empty tensor "
+                               "because the operation does not have an identity")
+        for d in dims or ():
+            if shape[d] == 0:
+                raise RuntimeError(f"linalg.vector_norm cannot compute the {_ord_text(ord)} norm on the dimension "
+                                   f"{d}because this dimension is empty and the operation does not have an identity")
+    out_shape, axis = _reduced_shape(shape, dims, keepdim)
+    out_dtype = (dtype or dt).to_real()
+    return Plan(out_shape, out_dtype, impl.device, None, axis, None, None, (p, dtype))
+
+
+def linalg_vector_norm_impl(xp, plan, self, ord=2, dim=None, keepdim=False, dtype=None):
+    p, dtype = plan.args
+    impl = self._impl
+    a = impl._array
+    if dtype is not None and dtype is not impl.dtype:
+        a = a.astype(dtype.np)
+    a = xp.abs(a.astype(_wide((dtype or impl.dtype))))
+    axis = plan.extra
+    with _np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        if p == math.inf:
+            return xp.max(a, axis=axis) if a.size else xp.zeros(plan.shape)
+        if p == -math.inf:
+            return xp.min(a, axis=axis) if a.size else xp.zeros(plan.shape)
+        if p == 0:
+            return xp.sum(a != 0, axis=axis).astype(a.dtype)
+        if p == 1:
+            return xp.sum(a, axis=axis)
+        if p == 2:
+            return xp.sqrt(xp.sum(a * a, axis=axis))
+        return xp.power(xp.sum(xp.power(a, p), axis=axis), 1.0 / p)
+
+
+def _norm_check(self):
+    dt = self._impl.dtype
+    if dt.category < 2:
+        raise RuntimeError(f"norm(): input dtype should be either floating point or complex. Got "
+                           f"{dt.scalar_type_name} instead.")
+
+
+def _p(p):
+    return 2 if p is None else p
+
+
+def norm_Scalar(self, p=2):
+    _norm_check(self)
+    return at.linalg_vector_norm(self, _p(p), None, False, None)
+
+
+def norm_ScalarOpt_dtype(self, p, dtype):
+    _norm_check(self)
+    return at.linalg_vector_norm(self, _p(p), None, False, dtype)
+
+
+def norm_ScalarOpt_dim(self, p, dim, keepdim=False):
+    _norm_check(self)
+    return at.linalg_vector_norm(self, _p(p), dim, keepdim, None)
+
+
+def norm_ScalarOpt_dim_dtype(self, p, dim, keepdim, dtype):
+    _norm_check(self)
+    return at.linalg_vector_norm(self, _p(p), dim, keepdim, dtype)
+
+
+def norm_out(self, p, dim, keepdim=False, out=None):
+    _norm_check(self)
+    return at.linalg_vector_norm_out(self, _p(p), dim, keepdim, None, out)
+
+
+def norm_dtype_out(self, p, dim, keepdim, dtype, out=None):
+    _norm_check(self)
+    return at.linalg_vector_norm_out(self, _p(p), dim, keepdim, dtype, out)
+
+
+def norm_Scalar_out(self, p=2, out=None):
+    _norm_check(self)
+    return at.linalg_vector_norm_out(self, _p(p), None, False, None, out)
+
+
+def norm_ScalarOpt_dtype_out(self, p, dtype, out=None):
+    _norm_check(self)
+    return at.linalg_vector_norm_out(self, _p(p), None, False, dtype, out)
+
+
+def dist(self, other, p=2):
+    return at.norm_Scalar(at.sub_Tensor(self, other, 1), p)
+
+
+def dist_out(self, other, p=2, out=None):
+    return at.norm_Scalar_out(at.sub_Tensor(self, other, 1), p, out)
+
+
+# --------------------------------------------------------------------------
+# trace
+# --------------------------------------------------------------------------
+
+def trace(self):
+    impl = self._impl
+    if impl._array.ndim != 2:
+        raise RuntimeError(f"trace: expected a matrix, but got tensor with dim {impl._array.ndim}")
+    if impl.dtype is _dt.bool:
+        raise NotImplementedError("\"trace\" not implemented for 'Bool'")
+    return at.sum(at.diagonal(self, 0, 0, 1), None)
+
+
+def trace_out(self, out):
+    r = trace(self)
+    return _copy_to_out(out, r)
+
+
+# --------------------------------------------------------------------------
+# isclose / allclose
+# --------------------------------------------------------------------------
+
+def isclose(self, other, rtol=1e-05, atol=1e-08, equal_nan=False):
+    a, b = self._impl, other._impl
+    if a.dtype is not b.dtype:
+        raise RuntimeError(f"{a.dtype.scalar_type_name} did not match {b.dtype.scalar_type_name}")
+    if rtol < 0:
+        raise RuntimeError(f"rtol must be greater than or equal to zero, but got {_num(rtol)}")
+    if atol < 0:
+        raise RuntimeError(f"atol must be greater than or equal to zero, but got {_num(atol)}")
+    close = at.eq_Tensor(self, other)
+    if a.dtype is _dt.bool or (rtol == 0 and atol == 0):
+        if equal_nan and a.dtype.category >= 2:
+            close = _or(close, _and(at.ne_Tensor(self, self), at.ne_Tensor(other, other)))
+        return close
+    if equal_nan and a.dtype.category >= 2:
+        close = _or(close, _and(at.ne_Tensor(self, self), at.ne_Tensor(other, other)))
+    if a.dtype.category < 2:
+        # integers compare in the default float dtype, as ATen's (other * rtol) promotes them
+        fdt = _dt.get_default_dtype()
+        self, other = _to(self, fdt), _to(other, fdt)
+    allowed = at.add_Scalar(at.abs(at.mul_Scalar(other, rtol)), atol, 1)
+    actual = at.abs(at.sub_Tensor(self, other, 1))
+    finite = at.ne_Scalar(at.abs(actual), float("inf"))
+    finite = _and(finite, at.eq_Tensor(actual, actual))
+    return _or(close, _and(finite, at.le_Tensor(actual, allowed)))
+
+
+def _num(v):
+    return f"{v:g}" if isinstance(v, float) else str(v)
+
+
+def _and(a, b):
+    return at.mul_Tensor(a, b)
+
+
+def _or(a, b):
+    return at.add_Tensor(a, b, 1)       # bool + bool is logical or
+
+
+def allclose(self, other, rtol=1e-05, atol=1e-08, equal_nan=False):
+    return bool(at.all(at.isclose(self, other, rtol, atol, equal_nan)).item())
