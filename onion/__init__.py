@@ -82,7 +82,8 @@ def _load() -> None:
     g.update(return_types=return_types)
     from .bindings.python_torch_functions import is_conj, is_inference
     g.update(is_inference=is_inference, is_conj=is_conj)
-    from .functional import _tensor_norm, norm
+    from .functional import BINDINGS, _tensor_norm, norm
+    BINDINGS.update(FUNCTIONS)
     g.update(norm=norm)
     Tensor.norm = _tensor_norm
     _LOADED = True

@@ -1,6 +1,8 @@
 """Python-level functions of ``torch.functional`` that onion provides the same way (not operators)."""
 from __future__ import annotations
 
+BINDINGS: dict = {}     # the generated bindings these call (filled in by onion._load)
+
 
 
 def norm(input, p="fro", dim=None, keepdim=False, out=None, dtype=None):  # noqa: A002 - torch's parameter name
@@ -16,10 +18,11 @@ def norm(input, p="fro", dim=None, keepdim=False, out=None, dtype=None):  # noqa
 
 
 def _vector_norm(input, ord, dim, keepdim, dtype, out):  # noqa: A002
-    import onion     # through the binding, so its arguments are checked as torch.linalg.vector_norm's are
+    # through the binding, so its arguments are checked as torch.linalg.vector_norm's are
+    vector_norm = BINDINGS["linalg_vector_norm"]
     if out is None:
-        return onion.linalg_vector_norm(input, ord, dim, keepdim, dtype=dtype)
-    return onion.linalg_vector_norm(input, ord, dim, keepdim, dtype=dtype, out=out)
+        return vector_norm(input, ord, dim, keepdim, dtype=dtype)
+    return vector_norm(input, ord, dim, keepdim, dtype=dtype, out=out)
 
 
 def _matrix_norm(input, ord, dim, keepdim, dtype, out):  # noqa: A002

@@ -260,3 +260,30 @@ def trace_backward(grad, sizes):
     n = min(sizes)
     at.copy_(at.diagonal(out, 0, 0, 1), grad.expand([n]), False)
     return out
+
+
+# --------------------------------------------------------------------------
+# cross, renorm
+# --------------------------------------------------------------------------
+
+def cross_backward_self(grad, other, dim):
+    return at.linalg_cross(other.conj(), grad, dim)
+
+
+def cross_backward_other(grad, self, dim):
+    return at.linalg_cross(grad, self.conj(), dim)
+
+
+def renorm_backward(grad, self, p, dim, maxnorm):
+    nd = self._impl._array.ndim
+    d = dim % nd
+    dims = [i for i in range(nd) if i != d]
+    norm = at.linalg_vector_norm(self, p, dims, True, None)
+    g = self.conj() * grad
+    if g._impl.dtype.is_complex:
+        g = to_dtype(g, g._impl.dtype.to_real())
+    g = at.sum_dim_IntList(g, dims, True, None)
+    nb = linalg_vector_norm_backward(g, self, p, norm, dims, True)
+    invnorm = 1.0 / (norm + 1e-7)
+    factor = invnorm * maxnorm
+    return _where(norm > maxnorm, factor * (grad - invnorm * nb), grad)

@@ -80,7 +80,10 @@ def _call(lib, spec, grad_arg, shape, dtype):
 
 @pytest.mark.parametrize("spec", OUT_SPECS)
 def test_out_that_requires_grad_matches_torch(spec):
-    shape, dtype = sc.out_template(torch, spec)
+    template = sc.out_template(torch, spec)
+    if template is None:
+        pytest.skip("torch refuses every 2x2 call of this overload (e.g. cross wants a dim of size 3)")
+    shape, dtype = template
     grad_args = [t.name for t in spec.tensors if not t.is_out and t.dtype == "float32"]
     if dtype == "float32":
         grad_args.append("out")

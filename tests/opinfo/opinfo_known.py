@@ -19,3 +19,7 @@ KNOWN: dict[tuple, str] = {
 NUCLEAR_NORM = ("torch.norm(p='nuc') is a matrix norm over singular values (linalg.svdvals), which onion does not have "
                 "yet (the linalg issue); onion.norm raises NotImplementedError for it")
 KNOWN.update({("norm.nuc", check): NUCLEAR_NORM for check in ("values", "method", "noncontiguous", "meta", "out", "grad")})
+DIFF_CONCAT = ("diff with prepend/append joins the tensors by copying into slices of a new tensor (onion has no cat "
+               "yet); the gradients of prepend/append are then contiguous copies, where PyTorch's cat backward gives "
+               "slices of the joined gradient (other strides, same values)")
+KNOWN[("diff", "grad")] = DIFF_CONCAT

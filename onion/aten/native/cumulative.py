@@ -190,3 +190,177 @@ def logcumsumexp_out(self, dim, out):
         resize_out(out, tuple(impl._array.shape))
         return out
     return at._logcumsumexp_out(self, dim, out)
+
+
+# --------------------------------------------------------------------------
+# diff
+# --------------------------------------------------------------------------
+
+def _size(t, dim):
+    return t._impl._array.shape[dim]
+
+
+def _narrow(t, dim, start, length):
+    return at.slice_Tensor(t, dim, start, start + length, 1)
+
+
+def _concat(tensors, dim):
+    """``tensors`` joined along ``dim`` (a fresh tensor filled through views, so autograd follows copy_)."""
+    first = tensors[0]._impl
+    from ...core.promotion import promote_types
+    dt = first.dtype
+    for t in tensors[1:]:
+        dt = promote_types(dt, t._impl.dtype)
+    shape = list(first._array.shape)
+    shape[dim] = sum(_size(t, dim) for t in tensors)
+    out = at.empty_memory_format(shape, dt, None, first.device, None, None)
+    pos = 0
+    for t in tensors:
+        n = _size(t, dim)
+        at.copy_(_narrow(out, dim, pos, n), t, False)
+        pos += n
+    return out
+
+
+def _diff_checks(self, n, dim, prepend, append):
+    nd = self._impl._array.ndim
+    if nd < 1:
+        raise RuntimeError("diff expects input to be at least one-dimensional")
+    if n < 0:
+        raise RuntimeError(f"order must be non-negative but got {n}")
+    for other in (prepend, append):
+        if other is not None and other._impl._array.ndim != nd:
+            raise RuntimeError("diff expects prepend or append to be the same dimension as input")
+    return wrap_dim(dim, nd)
+
+
+def diff(self, n=1, dim=-1, prepend=None, append=None):
+    d = _diff_checks(self, n, dim, prepend, append)
+    for other in (prepend, append):
+        if other is not None and other._impl.device is not self._impl.device:
+            raise RuntimeError(f"Tensor on device {self._impl.device} is not on the expected device "
+                               f"{other._impl.device}!")
+    if n == 0:
+        return at.clone(self, None)       # n=0 leaves the input as it is, prepend/append unused
+    if prepend is not None or append is not None:
+        self = _concat([t for t in (prepend, self, append) if t is not None], d)
+    out = self
+    is_bool = self._impl.dtype is _dt.bool
+    for _ in range(n):
+        length = _size(out, d)
+        if length == 0:
+            break
+        hi, lo = _narrow(out, d, 1, length - 1), _narrow(out, d, 0, length - 1)
+        out = at.ne_Tensor(hi, lo) if is_bool else at.sub_Tensor(hi, lo, 1)
+    return out
+
+
+def diff_out(self, n=1, dim=-1, prepend=None, append=None, out=None):
+    r = diff(self, n, dim, prepend, append)
+    if out._impl.device is not self._impl.device:
+        raise RuntimeError(f"Attempting to copy from device {self._impl.device} to device {out._impl.device}, but "
+                           "cross-device copies are not allowed!")
+    from ..iterator import check_out_dtype
+    check_out_dtype(r._impl.dtype, out._impl.dtype)
+    resize_out(out, tuple(r._impl._array.shape))
+    return at.copy_(out, r, False)
+
+
+# --------------------------------------------------------------------------
+# trapezoid / trapz / cumulative_trapezoid
+# --------------------------------------------------------------------------
+
+def _real_dx(name, dx):
+    if isinstance(dx, complex):
+        raise RuntimeError(f"{name}: Currently, we only support dx as a real number.")
+
+
+def _no_bool(name, *ts):
+    if any(t._impl.dtype is _dt.bool for t in ts):
+        raise RuntimeError(f"{name}: received a bool input for `x` or `y`, but bool is not supported")
+
+
+def _zeros_without(y, dim):
+    shape = list(y._impl._array.shape)
+    del shape[dim]
+    return at.zeros(shape, y._impl.dtype, None, y._impl.device, None)
+
+
+def _trapezoid_dx(y, dx, dim):
+    # (sum of all samples - half of both ends) * dx
+    ends = at.add_Tensor(at.select_int(y, dim, 0), at.select_int(y, dim, -1), 1)
+    return at.mul_Scalar(at.sub_Tensor(at.sum_dim_IntList(y, [dim], False, None), at.mul_Scalar(ends, 0.5), 1), dx)
+
+
+def _x_along(name, x, y, dim):
+    """x shaped to broadcast against y along ``dim``."""
+    ny = y._impl._array.ndim
+    xs = tuple(x._impl._array.shape)
+    if len(xs) == 1:
+        if xs[0] != _size(y, dim):
+            raise RuntimeError(f"{name}: There must be one `x` value for each sample point")
+        shape = [1] * ny
+        shape[dim] = xs[0]
+        return at.view(x, shape)
+    if len(xs) < ny:
+        return at.view(x, [1] * (ny - len(xs)) + list(xs))
+    return x
+
+
+def trapezoid_dx(y, dx=1, dim=-1):
+    _real_dx("trapezoid", dx)
+    d = wrap_dim(dim, y._impl._array.ndim)
+    _no_bool("trapezoid", y)
+    if _size(y, d) == 0:
+        return _zeros_without(y, d)
+    return _trapezoid_dx(y, dx, d)
+
+
+def trapezoid_x(y, x, dim=-1):
+    d = wrap_dim(dim, y._impl._array.ndim)
+    if _size(y, d) == 0:
+        return _zeros_without(y, d)
+    _no_bool("trapezoid", y, x)
+    xv = _x_along("trapezoid", x, y, d)
+    length = _size(xv, d)
+    dx = at.sub_Tensor(_narrow(xv, d, 1, length - 1), _narrow(xv, d, 0, length - 1), 1)
+    n = _size(y, d)
+    pair = at.add_Tensor(_narrow(y, d, 1, n - 1), _narrow(y, d, 0, n - 1), 1)
+    return at.div_Scalar(at.sum_dim_IntList(at.mul_Tensor(dx, pair), [d], False, None), 2.0)
+
+
+def trapz_x(y, x, dim=-1):
+    return trapezoid_x(y, x, dim)
+
+
+def trapz_dx(y, dx=1.0, dim=-1):
+    return trapezoid_dx(y, dx, dim)
+
+
+def cumulative_trapezoid_dx(y, dx=1, dim=-1):
+    _real_dx("cumulative_trapezoid", dx)
+    d = wrap_dim(dim, y._impl._array.ndim)
+    _no_bool("cumulative_trapezoid", y)
+    n = _size(y, d)
+    if n == 0:
+        return at.clone(y, None)
+    pair = at.add_Tensor(_narrow(y, d, 1, n - 1), _narrow(y, d, 0, n - 1), 1)
+    return at.cumsum(at.mul_Tensor(at.mul_Scalar(pair, 0.5), _scalar_like(dx, pair)), d, None)
+
+
+def _scalar_like(v, like):
+    from ..tensor_new import scalar_to_tensor
+    return scalar_to_tensor(v, like._impl.device)
+
+
+def cumulative_trapezoid_x(y, x, dim=-1):
+    d = wrap_dim(dim, y._impl._array.ndim)
+    _no_bool("cumulative_trapezoid", y, x)
+    n = _size(y, d)
+    if n == 0:
+        return at.clone(y, None)
+    xv = _x_along("cumulative_trapezoid", x, y, d)
+    length = _size(xv, d)
+    dx = at.sub_Tensor(_narrow(xv, d, 1, length - 1), _narrow(xv, d, 0, length - 1), 1)
+    pair = at.add_Tensor(_narrow(y, d, 1, n - 1), _narrow(y, d, 0, n - 1), 1)
+    return at.cumsum(at.div_Scalar(at.mul_Tensor(dx, pair), 2.0), d, None)

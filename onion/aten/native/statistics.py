@@ -682,3 +682,97 @@ def _or(a, b):
 
 def allclose(self, other, rtol=1e-05, atol=1e-08, equal_nan=False):
     return bool(at.all(at.isclose(self, other, rtol, atol, equal_nan)).item())
+
+
+# --------------------------------------------------------------------------
+# cross
+# --------------------------------------------------------------------------
+
+def meta_linalg_cross(self, other, dim=-1):
+    a, b = self._impl, other._impl
+    sa, sb = tuple(a._array.shape), tuple(b._array.shape)
+    if a.dtype is _dt.bool:
+        raise NotImplementedError("\"cross\" not implemented for 'Bool'")
+    if len(sa) != len(sb):
+        raise RuntimeError("linalg.cross: inputs must have the same number of dimensions.")
+    d = wrap_dim(dim, len(sa))
+    if sa[d] != 3 or sb[d] != 3:
+        raise RuntimeError(f"linalg.cross: inputs dimension {d} must have length 3. Got {sa[d]} and {sb[d]}")
+    if a.dtype is not b.dtype:
+        raise RuntimeError(f"expected scalar type {a.dtype.scalar_type_name} but found {b.dtype.scalar_type_name}")
+    from ..view_geometry import broadcast_shapes
+    shape = tuple(broadcast_shapes(sa, sb))
+    return Plan(shape, a.dtype, a.device, None, d)
+
+
+def linalg_cross_impl(xp, plan, self, other, dim=-1):
+    a, b = self._impl._array, other._impl._array
+    d = plan.extra
+    a0, a1, a2 = (xp.take(a, [i], axis=d) for i in range(3))
+    b0, b1, b2 = (xp.take(b, [i], axis=d) for i in range(3))
+    return xp.concatenate([a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0], axis=d)
+
+
+def _cross_dim(self, other, dim):
+    if dim is not None:
+        return dim
+    shape = tuple(self._impl._array.shape)
+    for i, s in enumerate(shape):
+        if s == 3:
+            warnings.warn("Using torch.cross without specifying the dim arg is deprecated.\nPlease either pass the dim "
+                          "explicitly or simply use torch.linalg.cross.\nThe default value of dim will change to "
+                          "agree with that of linalg.cross in a future release.", UserWarning, stacklevel=4)
+            return i
+    raise RuntimeError("no dimension of size 3 in input")
+
+
+def cross(self, other, dim=None):
+    return at.linalg_cross(self, other, _cross_dim(self, other, dim))
+
+
+def cross_out(self, other, dim=None, out=None):
+    return at.linalg_cross_out(self, other, _cross_dim(self, other, dim), out)
+
+
+# --------------------------------------------------------------------------
+# renorm
+# --------------------------------------------------------------------------
+
+def meta_renorm(self, p, dim, maxnorm):
+    impl = self._impl
+    shape = tuple(impl._array.shape)
+    if isinstance(p, complex) or isinstance(maxnorm, complex):
+        raise RuntimeError("value cannot be converted to type double without overflow")
+    if not p > 0:
+        raise RuntimeError("renorm: non-positive-norm not supported")
+    if not maxnorm >= 0:
+        raise RuntimeError(f"renorm: expected maxnorm to be >= 0 but got {_num(float(maxnorm))}")
+    if len(shape) <= 1:
+        raise RuntimeError(f"renorm: input needs at least 2 dimensions, got {len(shape)} dimensions")
+    d = wrap_dim(dim, len(shape))
+    err = None
+    if impl.dtype.category < 2 and impl._array.size:
+        err = NotImplementedError(f"\"renorm_out\" not implemented for '{impl.dtype.scalar_type_name}'")
+    return Plan(shape, impl.dtype, impl.device, None, d, None, err)
+
+
+def renorm_impl(xp, plan, self, p, dim, maxnorm):
+    if plan.impl_error is not None:
+        return None
+    impl = self._impl
+    a = impl._array
+    acc = _wide(impl.dtype)
+    w = xp.abs(a.astype(acc))
+    axes = tuple(i for i in range(a.ndim) if i != plan.extra)
+    p = float(p)
+    with _np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        if p == math.inf:
+            norm = xp.max(w, axis=axes, keepdims=True) if a.size else xp.zeros((1,) * a.ndim)
+        elif p == 1:
+            norm = xp.sum(w, axis=axes, keepdims=True)
+        elif p == 2:
+            norm = xp.sqrt(xp.sum(w * w, axis=axes, keepdims=True))
+        else:
+            norm = xp.power(xp.sum(xp.power(w, p), axis=axes, keepdims=True), 1.0 / p)
+        factor = xp.where(norm > maxnorm, maxnorm / (norm + 1e-7), 1.0)
+        return a * factor.astype(a.real.dtype if impl.dtype.is_complex else a.dtype)
