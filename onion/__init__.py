@@ -82,6 +82,9 @@ def _load() -> None:
     g.update(return_types=return_types)
     from .bindings.python_torch_functions import is_conj, is_inference
     g.update(is_inference=is_inference, is_conj=is_conj)
+    from .bindings.python_indexing import make_nonzero, make_nonzero_method, unravel_index
+    g.update(nonzero=make_nonzero(g["nonzero"]), unravel_index=unravel_index)
+    Tensor.nonzero = make_nonzero_method(Tensor.nonzero)
     from .functional import BINDINGS, _tensor_norm, norm
     BINDINGS.update(FUNCTIONS)
     g.update(norm=norm)
