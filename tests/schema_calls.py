@@ -61,6 +61,7 @@ def call_spec(schema):
     base = _base(op_name)
     shape = SHAPES.get(base, (2, 2))
     spec = CallSpec(f"{op_name}.{overload}", op_name, overload)
+    skipped = False     # a defaulted argument was left out: later ones go by keyword
     for a in schema.arguments:
         ty = str(a.type)
         name = a.name
@@ -73,6 +74,7 @@ def call_spec(schema):
         elif (base, name) in VALUES:
             val = VALUES[(base, name)]
         elif a.default is not None:
+            skipped = True
             continue
         elif ty in ("int[]", "SymInt[]", "int[1]", "int[1]?", "SymInt[]?"):
             if name in ("size", "shape"):
@@ -99,7 +101,7 @@ def call_spec(schema):
             val = "floor"
         else:
             return None
-        if a.kwarg_only:
+        if a.kwarg_only or (skipped and not is_out):
             spec.kwargs[name] = val
         else:
             spec.args.append(val)

@@ -234,32 +234,49 @@ def _diff_checks(self, n, dim, prepend, append):
     return wrap_dim(dim, nd)
 
 
-def diff(self, n=1, dim=-1, prepend=None, append=None):
+def _diff_input(self, n, dim, prepend, append):
     d = _diff_checks(self, n, dim, prepend, append)
-    for other in (prepend, append):
-        if other is not None and other._impl.device is not self._impl.device:
-            raise RuntimeError(f"Tensor on device {self._impl.device} is not on the expected device "
-                               f"{other._impl.device}!")
-    if n == 0:
-        return at.clone(self, None)       # n=0 leaves the input as it is, prepend/append unused
-    if prepend is not None or append is not None:
+    joined = [t for t in (prepend, self, append) if t is not None]
+    for t in joined[1:]:        # checked in cat's order: the first tensor's device is the expected one
+        if t._impl.device is not joined[0]._impl.device:
+            raise RuntimeError(f"Tensor on device {t._impl.device} is not on the expected device "
+                               f"{joined[0]._impl.device}!")
+    if n and (prepend is not None or append is not None):
         self = _concat([t for t in (prepend, self, append) if t is not None], d)
-    out = self
-    is_bool = self._impl.dtype is _dt.bool
+    return self, d
+
+
+def _diff_step(out, d, out_tensor=None):
+    length = _size(out, d)
+    hi, lo = _narrow(out, d, 1, length - 1), _narrow(out, d, 0, length - 1)
+    if out._impl.dtype is _dt.bool:
+        return at.ne_Tensor(hi, lo) if out_tensor is None else at.ne_Tensor_out(hi, lo, out_tensor)
+    return at.sub_Tensor(hi, lo, 1) if out_tensor is None else at.sub_out(hi, lo, 1, out_tensor)
+
+
+def diff(self, n=1, dim=-1, prepend=None, append=None):
+    if n == 0:
+        _diff_input(self, n, dim, prepend, append)
+        return at.clone(self, None)       # n=0 leaves the input as it is, prepend/append unused
+    out, d = _diff_input(self, n, dim, prepend, append)
     for _ in range(n):
-        length = _size(out, d)
-        if length == 0:
+        if _size(out, d) == 0:
             break
-        hi, lo = _narrow(out, d, 1, length - 1), _narrow(out, d, 0, length - 1)
-        out = at.ne_Tensor(hi, lo) if is_bool else at.sub_Tensor(hi, lo, 1)
+        out = _diff_step(out, d)
     return out
 
 
 def diff_out(self, n=1, dim=-1, prepend=None, append=None, out=None):
-    r = diff(self, n, dim, prepend, append)
     if out._impl.device is not self._impl.device:
         raise RuntimeError(f"Attempting to copy from device {self._impl.device} to device {out._impl.device}, but "
                            "cross-device copies are not allowed!")
+    r, d = _diff_input(self, n, dim, prepend, append)
+    for k in range(n):
+        if _size(r, d) == 0:
+            break
+        if k == n - 1 and _size(r, d) > 0:
+            return _diff_step(r, d, out)      # the last difference written by sub.out, as PyTorch's
+        r = _diff_step(r, d)
     from ..iterator import check_out_dtype
     check_out_dtype(r._impl.dtype, out._impl.dtype)
     resize_out(out, tuple(r._impl._array.shape))
@@ -294,6 +311,9 @@ def _trapezoid_dx(y, dx, dim):
 
 def _x_along(name, x, y, dim):
     """x shaped to broadcast against y along ``dim``."""
+    if x._impl.device is not y._impl.device:
+        from ..iterator import device_mismatch
+        raise device_mismatch(y._impl.device, x._impl.device)
     ny = y._impl._array.ndim
     xs = tuple(x._impl._array.shape)
     if len(xs) == 1:

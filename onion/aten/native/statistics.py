@@ -161,12 +161,21 @@ def _copy_to_out(out, r):
     return out
 
 
+def _check_copy_devices(self, *outs):
+    for out in outs:
+        if out._impl.device is not self._impl.device:
+            raise RuntimeError(f"Attempting to copy from device {self._impl.device} to device {out._impl.device}, but "
+                               "cross-device copies are not allowed!")
+
+
 def var_mean_correction_out(self, dim=None, correction=None, keepdim=False, out0=None, out1=None):
+    _check_copy_devices(self, out0, out1)
     v, m = at.var_mean_correction(self, dim, correction, keepdim)
     return _copy_to_out(out0, v), _copy_to_out(out1, m)
 
 
 def std_mean_correction_out(self, dim=None, correction=None, keepdim=False, out0=None, out1=None):
+    _check_copy_devices(self, out0, out1)
     s, m = at.std_mean_correction(self, dim, correction, keepdim)
     return _copy_to_out(out0, s), _copy_to_out(out1, m)
 
@@ -430,6 +439,9 @@ def _log_softmax_impl(xp, plan, self, dim, half_to_float):
 
 
 def _meta_softmax_backward(name, grad_output, output, dim, input_dtype):
+    from ..iterator import check_devices
+    pair = (grad_output._impl, output._impl) if name == "softmax" else (output._impl, grad_output._impl)
+    device = check_devices(name, pair)
     gi = grad_output._impl
     shape = tuple(gi._array.shape)
     d = wrap_dim(dim, len(shape))
@@ -437,7 +449,7 @@ def _meta_softmax_backward(name, grad_output, output, dim, input_dtype):
         if not (gi.dtype is _float32 and input_dtype is _dt.float16):
             raise RuntimeError(f"expected scalar type {gi.dtype.scalar_type_name} but found "
                                f"{input_dtype.scalar_type_name}")
-    return Plan(shape, input_dtype, gi.device, None, d if shape else None)
+    return Plan(shape, input_dtype, device, None, d if shape else None)
 
 
 def meta__softmax_backward_data(grad_output, output, dim, input_dtype):
@@ -634,6 +646,7 @@ def trace(self):
 
 
 def trace_out(self, out):
+    _check_copy_devices(self, out)
     r = trace(self)
     return _copy_to_out(out, r)
 
