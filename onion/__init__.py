@@ -96,6 +96,10 @@ def _load() -> None:
              histogramdd=functional.histogramdd)
     for name, fn in functional.TENSOR_METHODS.items():
         setattr(Tensor, name, fn)
+    from .functional import BINDINGS, _tensor_norm, norm
+    BINDINGS.update(FUNCTIONS)
+    g.update(norm=norm)
+    Tensor.norm = _tensor_norm
     _LOADED = True
 
 

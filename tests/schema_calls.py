@@ -80,6 +80,7 @@ def call_spec(schema):
     spec = CallSpec(f"{op_name}.{overload}", op_name, overload)
     if spec.qualified in NO_SAMPLE:
         return None
+    skipped = False     # a defaulted argument was left out: later ones go by keyword
     for a in schema.arguments:
         ty = str(a.type)
         name = a.name
@@ -95,6 +96,7 @@ def call_spec(schema):
         elif (base, name) in VALUES:
             val = VALUES[(base, name)]
         elif a.default is not None:
+            skipped = True
             continue
         elif ty in ("int[]", "SymInt[]", "int[1]", "int[1]?", "SymInt[]?"):
             if name in ("size", "shape"):
@@ -107,7 +109,7 @@ def call_spec(schema):
                 val = [0]
         elif ty in ("int", "SymInt"):
             val = 2 if name == "steps" else 0
-        elif ty.startswith("Scalar"):
+        elif ty.startswith("Scalar") and not ty.startswith("ScalarType"):
             val = 1.0
         elif ty.endswith("?"):
             val = None
@@ -121,7 +123,7 @@ def call_spec(schema):
             val = "floor"
         else:
             return None
-        if a.kwarg_only:
+        if a.kwarg_only or (skipped and not is_out):
             spec.kwargs[name] = val
         else:
             spec.args.append(val)

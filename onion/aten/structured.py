@@ -150,7 +150,19 @@ def out(opname: str, plan: Plan, r, out_tensor):
                          check_overlap=opname not in OUT_OVERLAP_UNCHECKED)
 
 
+def _inplace_dtype(opname: str, plan: Plan, self, xp):
+    """An in-place scan without ``dtype=`` runs in self's dtype (its out= rule, self being the output)."""
+    odt = self._impl.dtype
+    if odt is plan.dtype or plan.out_dtype_rule is None or opname not in CHECK_INPLACE_OPS:
+        return plan, None
+    r = plan.out_dtype_rule(plan, odt, xp)
+    return Plan(plan.shape, odt, plan.device, plan.strides, plan.extra, None, plan.impl_error, plan.args), r
+
+
 def inplace(opname: str, plan: Plan, r, self):
+    plan, r2 = _inplace_dtype(opname, plan, self, backend_for(plan.device).xp)
+    if r2 is not None:
+        r = r2
     _check_inplace(opname, plan, self)
     if plan.impl_error is not None:
         raise plan.impl_error
@@ -174,6 +186,7 @@ def meta_out(opname: str, plan: Plan, out_tensor):
 
 
 def meta_inplace(opname: str, plan: Plan, self):
+    plan, _ = _inplace_dtype(opname, plan, self, None)
     _check_inplace(opname, plan, self)
     if plan.impl_error is not None:
         raise plan.impl_error

@@ -344,6 +344,7 @@ def numel_of(sizes) -> int:
     for s in sizes:
         n *= s
     return n
+from .backward_reduce import *  # noqa: F401,F403
 from .backward_indexing import *  # noqa: F401,F403
 from .backward_complex import *  # noqa: F401,F403
 from .backward_scatter import *  # noqa: E402,F401,F403

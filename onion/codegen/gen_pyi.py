@@ -273,10 +273,11 @@ def _numbers_as_tensors() -> frozenset:
 
 
 def _function_groups(fns) -> dict:
-    """``onion.<name>``: function variants and their out= overloads (``python_module`` ones live elsewhere)."""
+    """``onion.<name>``: function variants and their out= overloads (nn ones live in onion.nn; linalg ones are
+    bound here, as at runtime)."""
     groups: dict = {}
     for f in fns:
-        if f.python_module is None and ("function" in f.variants or f.is_out):
+        if f.python_module != "nn" and ("function" in f.variants or f.is_out):
             groups.setdefault(f.func.name, []).append(f)
     return {n: fs for n, fs in groups.items() if any("function" in f.variants for f in fs)}
 

@@ -82,7 +82,7 @@ def known_reason(spec, devices, zero_dim):
     if (op in ("sum", "mean", "prod", "amax", "amin", "pow") and out is not None and on["out"] == "meta"
             and all(d == "cpu" for n, d in on.items() if n != "out")):
         return SCALAR_RESULT_OUT
-    if out is not None and zero_dim == 0 and names[0] != "out" and on.get(out.name) == "meta":
+    if out is not None and zero_dim == 0 and names[0] != out.name and on.get(out.name) == "meta":
         return SCALAR_SELF_OUT
     if op in ("searchsorted", "bucketize"):
         return NO_DEVICE_CHECK

@@ -19,3 +19,11 @@ KNOWN.update({(key, check, dt): TIE_ORDER
                                ("topk", ("bfloat16", "int64")),
                                ("kthvalue", ("int64", "int32", "int16", "int8", "uint8")))
               for dt in dts for check in ("values", "method", "noncontiguous")})
+# ---- reduce
+NUCLEAR_NORM = ("torch.norm(p='nuc') is a matrix norm over singular values (linalg.svdvals), which onion does not have "
+                "yet (the linalg issue); onion.norm raises NotImplementedError for it")
+KNOWN.update({("norm.nuc", check): NUCLEAR_NORM for check in ("values", "method", "noncontiguous", "meta", "out", "grad")})
+DIFF_CONCAT = ("diff with prepend/append joins the tensors by copying into slices of a new tensor (onion has no cat "
+               "yet); the gradients of prepend/append are then contiguous copies, where PyTorch's cat backward gives "
+               "slices of the joined gradient (other strides, same values)")
+KNOWN[("diff", "grad")] = DIFF_CONCAT
