@@ -17,9 +17,10 @@ DUNDERS = {  # dunder -> (method name, reflected?)
     "__add__": "add", "__sub__": "sub", "__mul__": "mul", "__truediv__": "div", "__matmul__": "matmul",
     "__pow__": "pow", "__eq__": "eq", "__ne__": "ne", "__lt__": "lt", "__le__": "le", "__gt__": "gt",
     "__ge__": "ge", "__iadd__": "add_", "__isub__": "sub_", "__imul__": "mul_", "__itruediv__": "div_",
-    "__ipow__": "pow_",
+    "__ipow__": "pow_", "__floordiv__": "floor_divide", "__mod__": "remainder", "__ifloordiv__": "floor_divide_",
+    "__imod__": "remainder_",
 }
-UNARY_DUNDERS = {"__neg__": "neg", "__abs__": "abs"}
+UNARY_DUNDERS = {"__neg__": "neg", "__abs__": "abs", "__invert__": "bitwise_not"}
 
 
 def _groups(fns, method: bool):

@@ -16,6 +16,8 @@ from dataclasses import dataclass
 PKG = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 NATIVE_DIR = os.path.join(PKG, "aten", "native")
 FORMULAS_FILE = os.path.join(NATIVE_DIR, "ufunc_formulas.py")
+# every module whose ``@formula`` functions register into ufunc_formulas.FORMULAS
+FORMULA_FILES = (FORMULAS_FILE, os.path.join(NATIVE_DIR, "ufunc_special.py"))
 BACKWARD_HELPERS_FILE = os.path.join(PKG, "autograd", "formulas.py")
 
 
@@ -43,7 +45,9 @@ def kernel_names() -> dict:
     index: dict = {}
     for mod in native_modules():
         for node in _parse(os.path.join(NATIVE_DIR, mod + ".py")).body:
-            if isinstance(node, (ast.FunctionDef, ast.ClassDef)) and not node.name.startswith("__"):
+            if not isinstance(node, (ast.FunctionDef, ast.ClassDef)):
+                continue
+            if not (node.name.startswith("__") and node.name.endswith("__")):     # __and___Scalar is a kernel
                 index.setdefault(node.name, mod)
     return index
 
@@ -51,7 +55,7 @@ def kernel_names() -> dict:
 def ufunc_formulas() -> dict:
     """Formula name -> FormulaInfo for every ``@formula(...)``-decorated function."""
     out = {}
-    for node in _parse(FORMULAS_FILE).body:
+    for node in (n for path in FORMULA_FILES for n in _parse(path).body):
         if not isinstance(node, ast.FunctionDef):
             continue
         for deco in node.decorator_list:
@@ -61,11 +65,21 @@ def ufunc_formulas() -> dict:
     return out
 
 
+def _helper_nodes(path: str):
+    """The top-level statements of a helpers module, with those of the sibling modules it star-imports
+    (``from .backward_<area> import *``) in place of the import."""
+    for node in _parse(path).body:
+        if isinstance(node, ast.ImportFrom) and node.level == 1 and any(a.name == "*" for a in node.names):
+            yield from _helper_nodes(os.path.join(os.path.dirname(path), *node.module.split(".")) + ".py")
+        else:
+            yield node
+
+
 def backward_helper_names() -> frozenset:
     """Names a derivatives.yaml formula may use besides its own: what ``from formulas import *``
     brings into the generated nodes (public top-level names), plus Python's builtins."""
     names = set(dir(builtins))
-    for node in _parse(BACKWARD_HELPERS_FILE).body:
+    for node in _helper_nodes(BACKWARD_HELPERS_FILE):
         if isinstance(node, (ast.FunctionDef, ast.ClassDef)):
             names.add(node.name)
         elif isinstance(node, (ast.Import, ast.ImportFrom)):
