@@ -239,6 +239,12 @@ def _bool_like(self, value: bool):
     return make(self, _dt.bool, None, None, None, None)
 
 
+def nan_to_num(self, nan=None, posinf=None, neginf=None):
+    """Into ``empty_like(self)``, as PyTorch's: the result keeps self's layout (even an empty one's strides)."""
+    out = at.empty_like(self, None, None, None, None, None)
+    return at.nan_to_num_out(self, nan, posinf, neginf, out)
+
+
 def isnan(self):
     return at.ne_Tensor(self, self)
 

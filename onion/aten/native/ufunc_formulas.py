@@ -936,14 +936,23 @@ def addcdiv(xp, self, tensor1, tensor2, value):
     return self + value * (tensor1 / tensor2)
 
 
-@formula("unary_float", 1, errstate=True, torch_name="logit")
+@formula("unary_float", 1, errstate=True, opmath=False, torch_name="logit")
 def logit(xp, self, eps):
-    """log(x / (1 - x)), with x first clamped to [eps, 1 - eps] when eps is given."""
+    """log(x / (1 - x)), with x first clamped to [eps, 1 - eps] when eps is given (the bounds rounded to
+    self's dtype, as PyTorch's kernel holds them; float16/bfloat16 then compute in float32)."""
+    dt = self.dtype
+    reduced = dt.itemsize == 2
+    x = self.astype(xp.float32) if reduced else self
     if eps is not None:
-        lo = xp.asarray(eps, dtype=self.dtype)
-        hi = xp.asarray(1 - eps, dtype=self.dtype)
-        self = xp.where(self < lo, lo, xp.where(self > hi, hi, self))
-    return xp.log(self / (1 - self))
+        lo = xp.asarray(eps).astype(dt).astype(x.dtype)
+        hi = xp.asarray(1 - eps).astype(dt).astype(x.dtype)
+        x = xp.where(x < lo, lo, xp.where(x > hi, hi, x))
+    if not reduced:
+        return xp.log(x / (1 - x))
+    # PyTorch's reduced-float kernel rounds 1 - x and the ratio to self's dtype before the float log
+    one_minus = (1 - x).astype(dt).astype(xp.float32)
+    ratio = (x / one_minus).astype(dt).astype(xp.float32)
+    return xp.log(ratio).astype(dt)
 
 
 def floor_divide_check(dtype):

@@ -51,6 +51,25 @@ def digamma(xp, self):
     return r
 
 
+def _trigamma(xp, x):
+    """psi'(x) in x's own precision, by PyTorch's method (so float32 loses the digits PyTorch's does near
+    the poles): reflection below 1/2, six steps of the recurrence, then the asymptotic series."""
+    one = x.dtype.type(1)
+    pi = x.dtype.type(math.pi)
+    low = x < 0.5
+    s = xp.sin(pi * x)
+    result = xp.where(low, -(pi * pi) / (s * s), x.dtype.type(0))
+    y = xp.where(low, one - x, x)
+    for _ in range(6):      # fixed recurrence steps, not a loop over elements
+        result = result + one / (y * y)
+        y = y + one
+    ixx = one / (y * y)
+    series = (one + one / (2 * y) + ixx * (x.dtype.type(1 / 6) - ixx * (x.dtype.type(1 / 30)
+                                                                        - ixx * x.dtype.type(1 / 42)))) / y
+    result = result + series
+    return xp.where(low, -result, result)
+
+
 def polygamma_check(dtype, n):
     if n < 0:
         raise RuntimeError("polygamma(n, x) does not support negative n.")
@@ -60,6 +79,8 @@ def polygamma_check(dtype, n):
 def polygamma(xp, self, n):
     if n == 0:
         return digamma(xp, self)
+    if n == 1:
+        return _trigamma(xp, self)
     sp = _special(xp)
     # psi^(n)(x) = (-1)^(n+1) n! zeta(n+1, x)
     sign = 1.0 if n % 2 == 1 else -1.0
