@@ -344,4 +344,6 @@ def numel_of(sizes) -> int:
     for s in sizes:
         n *= s
     return n
-from .backward_pointwise import *  # noqa: F401,F403
+
+
+from .backward_pointwise import *  # noqa: E402,F401,F403
