@@ -599,8 +599,16 @@ def _complex_not_implemented_check(message):
     return check
 
 
+def _bool_out_check(name):
+    """signbit, isposinf and isneginf want a bool ``out=``."""
+    def check(ops, result, out, inplace):
+        if out is not _dt.bool:
+            raise RuntimeError(f"{name} does not support non-boolean outputs.")
+    return check
+
+
 @formula("comparison", 1, check=_complex_not_implemented_check("signbit is not implemented for complex tensors."),
-         skip_check=_real)
+         skip_check=_real, out_check=_bool_out_check("signbit"))
 def signbit(xp, self):
     if self.dtype.kind == "f":
         return xp.signbit(self)
@@ -617,7 +625,7 @@ def _complex_runtime_check(message):
 
 
 @formula("comparison", 1, check=_complex_runtime_check("isposinf does not support complex inputs."),
-         skip_check=_real)
+         skip_check=_real, out_check=_bool_out_check("isposinf"))
 def isposinf(xp, self):
     if self.dtype.kind != "f":
         return xp.zeros(self.shape, bool)
@@ -625,7 +633,7 @@ def isposinf(xp, self):
 
 
 @formula("comparison", 1, check=_complex_runtime_check("isneginf does not support complex inputs."),
-         skip_check=_real)
+         skip_check=_real, out_check=_bool_out_check("isneginf"))
 def isneginf(xp, self):
     if self.dtype.kind != "f":
         return xp.zeros(self.shape, bool)
@@ -844,6 +852,8 @@ def heaviside(xp, self, values):
 def _clamp_one_promote(which):
     def promote(ops, common):
         bound = ops[1]
+        if not bound.is_wrapped_number and common.is_complex:
+            raise _not_implemented("maximum_cpu" if which == "min" else "minimum_cpu", common)
         if which == "min":
             return clamp_promote([ops[0], bound, None], common)
         return clamp_promote([ops[0], None, bound], common)
@@ -874,6 +884,8 @@ def _lerp_promote(which):
     """lerp computes in self's dtype; ``end`` (and a tensor weight) must have it; a Python weight must fit it."""
     def promote(ops, common):
         self, end, weight = ops
+        if self.dtype.category < 2:
+            raise _not_implemented(f"lerp_kernel_{which}", self.dtype)
         if end.dtype is not self.dtype:
             raise RuntimeError(f"expected dtype {self.dtype.typemeta_name} for `end` but got dtype "
                                f"{end.dtype.typemeta_name}")

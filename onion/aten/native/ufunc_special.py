@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 
-from .ufunc_formulas import formula
+from .ufunc_formulas import _not_implemented, _real, formula
 
 
 def _special(xp):
@@ -38,10 +38,19 @@ def erfinv(xp, self):
 @formula("unary_float", 1, errstate=True, torch_name="lgamma_vml")
 def lgamma(xp, self):
     """log|Gamma(x)|: +inf at the poles (0 and the negative integers)."""
-    return _special(xp).gammaln(self)
+    r = _special(xp).gammaln(self)
+    return xp.where(self == -xp.inf, xp.asarray(xp.inf, dtype=r.dtype), r)      # lgamma(-inf) is +inf
 
 
-@formula("unary_float", 1, errstate=True, torch_name="digamma")
+def _no_complex_named(kernel):
+    """A complex input refused with PyTorch's kernel name as it prints it (no ``_cpu`` suffix)."""
+    def check(dtype, *scalars):
+        if dtype.is_complex:
+            raise _not_implemented(kernel, dtype)
+    return check
+
+
+@formula("unary_float", 1, check=_no_complex_named("digamma"), skip_check=_real, errstate=True)
 def digamma(xp, self):
     """psi(x); at 0 PyTorch gives -inf with 0's sign flipped (+inf at -0) and NaN at the negative integers."""
     r = _special(xp).psi(self)
@@ -71,6 +80,8 @@ def _trigamma(xp, x):
 
 
 def polygamma_check(dtype, n):
+    if dtype.is_complex:
+        raise _not_implemented("polygamma", dtype)
     if n < 0:
         raise RuntimeError("polygamma(n, x) does not support negative n.")
 
@@ -103,8 +114,6 @@ def mvlgamma_operand_check(ops, compute, p):
          torch_name="mvlgamma")
 def mvlgamma(xp, self, p):
     """The multivariate log-gamma: p(p-1)/4 log(pi) + sum_j lgamma(x - j/2), j < p."""
-    if bool((self <= (p - 1) / 2).any()):
-        raise RuntimeError("All elements must be greater than (p-1)/2")
     gammaln = _special(xp).gammaln
     r = xp.full(self.shape, p * (p - 1) / 4 * math.log(math.pi), dtype=self.dtype)
     for j in range(p):      # p terms (the order of the function), not a loop over elements
