@@ -27,11 +27,6 @@ KNOWN = {
                           "accepted.  onion declares relu.out structured with relu's derivative and refuses it, as "
                           "for every other differentiable operator",
     ("relu.out", "out"): "the same fallback names the operator 'aten::relu()'; onion says 'relu()'",
-    ("conj_physical.out", "self"): "PyTorch's conj_physical.out has no derivative entry (the differentiable op is "
-                                   "_conj_physical), so it takes the boxed autograd fallback as relu.out does; onion "
-                                   "declares it structured with _conj_physical's derivative and refuses",
-    ("conj_physical.out", "out"): "the same fallback names the operator 'aten::conj_physical()'; onion says "
-                                  "'conj_physical()'",
 }
 
 
@@ -68,7 +63,11 @@ def _call(lib, spec, grad_arg, shape, dtype):
 
 @pytest.mark.parametrize("spec", OUT_SPECS)
 def test_out_that_requires_grad_matches_torch(spec):
-    shape, dtype = sc.out_template(torch, spec)
+    template = sc.out_template(torch, spec)
+    if template is None:        # integer-only operators (bitwise_and), out= dtypes the sample lacks (float_power)
+        assert sc.out_template(onion, spec) is None, f"{spec.qualified}: torch refuses every sample call, onion not"
+        pytest.skip("no sample call of this out= overload works in PyTorch")
+    shape, dtype = template
     grad_args = [t.name for t in spec.tensors if not t.is_out and t.dtype == "float32"]
     if dtype == "float32":
         grad_args.append("out")
