@@ -618,12 +618,20 @@ def _polygamma_ufunc(device):
     return uf
 
 
+def _meta_or(*tensors):
+    """The device whose kernel runs: Meta when any tensor is on it (its dispatch key wins), else the first's."""
+    for t in tensors:
+        if t._impl.device.type == "meta":
+            return t._impl.device
+    return tensors[0]._impl.device
+
+
 def polygamma_kernel(n, self):
     return _polygamma_ufunc(self._impl.device)[0](None, self, n)
 
 
 def polygamma_out_kernel(n, self, out):
-    return _polygamma_ufunc(out._impl.device)[1](None, self, n, out)
+    return _polygamma_ufunc(_meta_or(self, out))[1](None, self, n, out)
 
 
 def polygamma_(self, n):

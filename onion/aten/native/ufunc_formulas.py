@@ -549,11 +549,17 @@ def round(xp, self):
 
 @formula("unary", 1, torch_name="round")
 def round_decimals(xp, self, decimals):
-    if decimals >= 0:
-        scale = xp.asarray(10.0 ** decimals, dtype=self.dtype)
-        return xp.true_divide(xp.rint(xp.multiply(self, scale)), scale)
-    scale = xp.asarray(10.0 ** -decimals, dtype=self.dtype)
-    return xp.multiply(xp.rint(xp.true_divide(self, scale)), scale)
+    """x scaled by 10**decimals (held in x's dtype: inf past its range, making NaN as in PyTorch), rounded half
+    to even and scaled back."""
+    try:
+        power = 10.0 ** abs(decimals)
+    except OverflowError:
+        power = float("inf")
+    with xp.errstate(over="ignore", invalid="ignore"):
+        scale = xp.asarray(power).astype(self.dtype)
+        if decimals >= 0:
+            return xp.true_divide(xp.rint(xp.multiply(self, scale)), scale)
+        return xp.multiply(xp.rint(xp.true_divide(self, scale)), scale)
 
 
 @formula("unary", 1, torch_name="frac")
