@@ -351,11 +351,11 @@ def _rsub(self, other):
     return NotImplemented if n is None else at.rsub_Scalar(self, n, 1)
 
 
-def _reflected(op):
+def _reflected(op, numbers=True):
     """``other <op> self`` for a tensor or Python number ``other`` (torch/_tensor.py's reflected operators);
-    anything else is NotImplemented."""
+    anything else (a number too, where ``numbers`` is False: ``1.5 @ t``) is NotImplemented."""
     def method(self, other):
-        if not isinstance(self, Tensor):
+        if not isinstance(self, Tensor) or (not numbers and not isinstance(other, Tensor)):
             return NotImplemented
         if not isinstance(other, Tensor):
             n = _number(other)
@@ -368,8 +368,8 @@ def _reflected(op):
 
 def _rdiv(self, other):
     """``other / self`` as PyTorch's Tensor.__rdiv__ computes it: ``self.reciprocal() * other``."""
-    if not isinstance(self, Tensor):
-        return NotImplemented
+    if not isinstance(self, Tensor):        # Tensor.__rdiv__(2, t): PyTorch's self.reciprocal() fails too
+        raise TypeError(f"descriptor '__rdiv__' requires a 'Tensor' object but received a '{type(self).__name__}'")
     if isinstance(other, np.ndarray):
         return np.true_divide(other, self)
     if not isinstance(other, Tensor):
@@ -449,7 +449,7 @@ EXTRA_METHODS = {
     "__rfloordiv__": _reflected(lambda a, b: at.floor_divide(a, b)),
     "__rlshift__": _reflected(lambda a, b: at.bitwise_left_shift_Tensor(a, b)),
     "__rrshift__": _reflected(lambda a, b: at.bitwise_right_shift_Tensor(a, b)),
-    "__rmatmul__": _reflected(lambda a, b: at.matmul(a, b)),
+    "__rmatmul__": _reflected(lambda a, b: at.matmul(a, b), numbers=False),
     "__rand__": _same_as("__and__"),
     "__ror__": _same_as("__or__"),
     "__rxor__": _same_as("__xor__"),

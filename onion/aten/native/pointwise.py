@@ -269,15 +269,24 @@ def isreal(self):
     return at.eq_Scalar(at.sub_Tensor(self, at._conj_physical(self), 1), 0)
 
 
+def _ldexp_check(self, other):
+    """A floating self takes PyTorch's exponent kernel, which has no bool exponents."""
+    if other._impl.dtype is _dt.bool and self._impl.dtype.is_floating_point:
+        raise NotImplementedError("\"ldexp_cpu_exp\" not implemented for 'Bool'")
+
+
 def ldexp_Tensor(self, other):
+    _ldexp_check(self, other)
     return at.mul_Tensor(self, at.pow_Scalar(2.0, other))
 
 
 def ldexp_(self, other):
+    _ldexp_check(self, other)
     return at.mul__Tensor(self, at.pow_Scalar(2.0, other))
 
 
 def ldexp_out(self, other, out):
+    _ldexp_check(self, other)
     return at.mul_out(self, at.pow_Scalar(2.0, other), out)
 
 

@@ -6,6 +6,7 @@ plain function of arrays (already in the compute dtype) and Python scalars.
 from __future__ import annotations
 
 from ...core import dtype as _dt
+from .. import iterator as _it
 from ..ufunc import UfuncFormula
 from .factories import checked_scalar
 
@@ -526,33 +527,33 @@ def _rounding_check(name):
     return check
 
 
-@formula("unary", 1, check=_rounding_check("ceil"), skip_check=_real, torch_name="ceil_vml")
+@formula("unary", 1, check=_rounding_check("ceil"), skip_check=_real, torch_name="ceil_vml", out_check=same_dtype_out_check)
 def ceil(xp, self):
     return xp.ceil(self) if self.dtype.kind == "f" else self.copy()
 
 
-@formula("unary", 1, check=_rounding_check("floor"), skip_check=_real, torch_name="floor_vml")
+@formula("unary", 1, check=_rounding_check("floor"), skip_check=_real, torch_name="floor_vml", out_check=same_dtype_out_check)
 def floor(xp, self):
     return xp.floor(self) if self.dtype.kind == "f" else self.copy()
 
 
-@formula("unary", 1, check=_rounding_check("trunc"), skip_check=_real, torch_name="trunc_vml")
+@formula("unary", 1, check=_rounding_check("trunc"), skip_check=_real, torch_name="trunc_vml", out_check=same_dtype_out_check)
 def trunc(xp, self):
     return xp.trunc(self) if self.dtype.kind == "f" else self.copy()
 
 
-@formula("unary", 1, torch_name="round_vml")
+@formula("unary", 1, torch_name="round_vml", out_check=same_dtype_out_check)
 def round(xp, self):
     """Half to even (nearbyint), as NumPy's rint."""
     return xp.rint(self) if self.dtype.kind == "f" else self.copy()
 
 
-@formula("unary", 1, torch_name="round")
+@formula("unary", 1, torch_name="round", out_check=same_dtype_out_check)
 def round_decimals(xp, self, decimals):
     """x scaled by 10**decimals (held in x's dtype: inf past its range, making NaN as in PyTorch), rounded half
     to even and scaled back."""
     try:
-        power = 10.0 ** abs(decimals)
+        power = 10.0 ** (-decimals if decimals < 0 else decimals)     # (``abs`` here is the formula)
     except OverflowError:
         power = float("inf")
     with xp.errstate(over="ignore", invalid="ignore"):
@@ -562,7 +563,7 @@ def round_decimals(xp, self, decimals):
         return xp.multiply(xp.rint(xp.true_divide(self, scale)), scale)
 
 
-@formula("unary", 1, torch_name="frac")
+@formula("unary", 1, torch_name="frac", out_check=same_dtype_out_check)
 def frac(xp, self):
     return xp.subtract(self, xp.trunc(self))
 
@@ -583,12 +584,12 @@ def _sign_real(xp, self):
     return xp.where(self > 0, one, xp.where(self < 0, -one, zero))      # NaN gives 0, as PyTorch's
 
 
-@formula("unary", 1, check=sign_check, skip_check=_real)
+@formula("unary", 1, check=sign_check, skip_check=_real, out_check=same_dtype_out_check)
 def sign(xp, self):
     return _sign_real(xp, self)
 
 
-@formula("unary", 1, errstate=True)
+@formula("unary", 1, errstate=True, out_check=same_dtype_out_check)
 def sgn(xp, self):
     """z / |z| (0 at 0) for complex; sign for the rest."""
     if self.dtype.kind != "c":
@@ -653,7 +654,13 @@ def _float_limits(dtype_name):
     return big, -big
 
 
-@formula("unary", 1, opmath=False, torch_name="nan_to_num")
+def nan_to_num_out_check(ops, result, out, inplace):
+    if out is not ops[0].dtype:
+        raise RuntimeError(f"nan_to_num: dtype of out: {out.scalar_type_name} should be same as input: "
+                           f"{ops[0].dtype.scalar_type_name}")
+
+
+@formula("unary", 1, opmath=False, torch_name="nan_to_num", out_check=nan_to_num_out_check)
 def nan_to_num(xp, self, nan, posinf, neginf):
     """NaN, +inf and -inf replaced (each part of a complex number); the defaults are the dtype's extremes."""
     kind = self.dtype.kind
@@ -671,7 +678,7 @@ def nan_to_num(xp, self, nan, posinf, neginf):
 
 
 # Bitwise operators: integers and bool only (a floating operand is refused by name, as PyTorch's dispatch).
-@formula("unary", 1, plain="invert", torch_name="bitwise_not")
+@formula("unary", 1, plain="invert", torch_name="bitwise_not", out_check=same_dtype_out_check)
 def bitwise_not(xp, self):
     return xp.invert(self)
 
@@ -847,7 +854,13 @@ def heaviside_operand_check(ops, compute):
         raise RuntimeError("heaviside is not yet implemented for complex tensors.")
 
 
-@formula("binary", 2, operand_check=heaviside_operand_check, torch_name="heaviside")
+def heaviside_out_check(ops, result, out, inplace):
+    if out.is_complex:
+        raise RuntimeError("heaviside is not yet implemented for complex tensors.")
+    _it.check_out_dtype(result, out)
+
+
+@formula("binary", 2, operand_check=heaviside_operand_check, torch_name="heaviside", out_check=heaviside_out_check)
 def heaviside(xp, self, values):
     """``values`` where self is 0, else 1 for a positive self and 0 for the rest (NaN included)."""
     pos = (self > 0).astype(self.dtype)
@@ -858,6 +871,8 @@ def heaviside(xp, self, values):
 def _clamp_one_promote(which):
     def promote(ops, common):
         bound = ops[1]
+        if bound.is_wrapped_number and isinstance(_wrapped_value(bound), complex):
+            raise NotImplementedError("clamp is not supported for complex types")
         if not bound.is_wrapped_number and common.is_complex:
             raise _not_implemented("maximum_cpu" if which == "min" else "minimum_cpu", common)
         if which == "min":
@@ -913,12 +928,14 @@ def _lerp(xp, self, end, weight):
     return xp.where(small, self + weight * diff, end - diff * (1 - weight))
 
 
-@formula("binary", 3, promote=_lerp_promote("scalar"), torch_name="lerp_kernel_scalar")
+@formula("binary", 3, promote=_lerp_promote("scalar"), torch_name="lerp_kernel_scalar",
+         out_check=same_dtype_out_check)
 def lerp_scalar(xp, self, end, weight):
     return _lerp(xp, self, end, weight)
 
 
-@formula("binary", 3, promote=_lerp_promote("tensor"), torch_name="lerp_kernel_tensor")
+@formula("binary", 3, promote=_lerp_promote("tensor"), torch_name="lerp_kernel_tensor",
+         out_check=same_dtype_out_check)
 def lerp_tensor(xp, self, end, weight):
     return _lerp(xp, self, end, weight)
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 
+from .. import iterator as _it
 from .ufunc_formulas import _not_implemented, _real, formula
 
 
@@ -99,8 +100,8 @@ def polygamma(xp, self, n):
 
 
 def mvlgamma_check(dtype, p):
-    if dtype.is_complex:
-        raise NotImplementedError(f"\"mvlgamma\" not implemented for '{dtype.scalar_type_name}'")
+    if dtype.is_complex:        # PyTorch's composite fails building its arange in self's dtype
+        raise _not_implemented("arange_cpu", dtype)
     if p < 1:
         raise RuntimeError("p has to be greater than or equal to 1")
 
@@ -110,8 +111,13 @@ def mvlgamma_operand_check(ops, compute, p):
         raise RuntimeError("The input tensor may not be a boolean tensor.")
 
 
+def _cast_out_check(ops, result, out, inplace):
+    """TensorIterator's cast rule, checked after the operator's own errors (PyTorch's mvlgamma is a composite)."""
+    _it.check_out_dtype(result, out)
+
+
 @formula("unary_float", 1, check=mvlgamma_check, operand_check=mvlgamma_operand_check, errstate=True,
-         torch_name="mvlgamma")
+         torch_name="mvlgamma", out_check=_cast_out_check)
 def mvlgamma(xp, self, p):
     """The multivariate log-gamma: p(p-1)/4 log(pi) + sum_j lgamma(x - j/2), j < p."""
     gammaln = _special(xp).gammaln
