@@ -5,6 +5,7 @@ Written with onion operators, so the gradients they build are differentiable aga
 from __future__ import annotations
 
 import math
+import warnings
 
 from ..aten.at import at
 from ..aten.tensor_new import scalar_to_tensor
@@ -34,6 +35,13 @@ def _where(cond, a, b):
     if not hasattr(b, "_impl"):
         b = scalar_to_tensor(b)
     return at.where_self(cond, a, b)
+
+
+def _real_part(g):
+    """The real part of a complex tensor as a real one, differentiably (a cast, its warning silenced)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        return at._to_copy(g, g._impl.dtype.to_real(), None, None, None, False, None)
 
 
 def masked_zero(grad, cond):
@@ -81,10 +89,9 @@ def sgn_backward(self, grad, result):
     """Real: zero.  Complex: the part of ``grad`` orthogonal to sgn(z), over |z| (0 at 0)."""
     if not self.is_complex():
         return at.zeros_like(grad, None, None, None, None, None)
-    from .formulas import real_part
     a = self.abs()
     zero = a == 0
-    out = (grad - result * real_part(result.conj() * grad)) / _where(zero, 1.0, a)
+    out = (grad - result * _real_part(result.conj() * grad)) / _where(zero, 1.0, a)
     return _where(zero, 0.0, out)
 
 
