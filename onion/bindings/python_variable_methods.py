@@ -498,17 +498,45 @@ def _rsub(self, other):
     return NotImplemented if n is None else at.rsub_Scalar(self, n, 1)
 
 
-def _rtruediv(self, other):
-    if not isinstance(self, Tensor):
-        return NotImplemented
-    if isinstance(other, Tensor):
-        return at.div_Tensor(other, self)
-    n = _number(other)
-    if n is not None:
-        return at.div_Tensor(scalar_to_tensor(n, self._impl.device), self)
-    if isinstance(other, np.ndarray):   # NumPy divides, converting us as numpy() would (never with grad)
+def _reflected(op, numbers=True):
+    """``other <op> self`` for a tensor or Python number ``other`` (torch/_tensor.py's reflected operators);
+    anything else (a number too, where ``numbers`` is False: ``1.5 @ t``) is NotImplemented."""
+    def method(self, other):
+        if not isinstance(self, Tensor) or (not numbers and not isinstance(other, Tensor)):
+            return NotImplemented
+        if not isinstance(other, Tensor):
+            n = _number(other)
+            if n is None:
+                return NotImplemented
+            other = scalar_to_tensor(n, self._impl.device)
+        return op(other, self)
+    return method
+
+
+def _rdiv(self, other):
+    """``other / self`` as PyTorch's Tensor.__rdiv__ computes it: ``self.reciprocal() * other``."""
+    if not isinstance(self, Tensor):        # Tensor.__rdiv__(2, t): PyTorch's self.reciprocal() fails too
+        raise TypeError(f"descriptor '__rdiv__' requires a 'Tensor' object but received a '{type(self).__name__}'")
+    if isinstance(other, np.ndarray):
         return np.true_divide(other, self)
-    return NotImplemented
+    if not isinstance(other, Tensor):
+        other = _number(other)
+        if other is None:
+            return NotImplemented
+        return at.mul_Scalar(at.reciprocal(self), other)
+    return at.mul_Tensor(at.reciprocal(self), other)
+
+
+def _same_as(name):
+    """A commutative reflected operator (``2 & t``): the method itself, NotImplemented for a foreign type."""
+    def method(self, other):
+        try:
+            return getattr(Tensor, name)(self, other)
+        except TypeError:
+            if isinstance(other, (Tensor, int, float, complex, bool)):
+                raise
+            return NotImplemented
+    return method
 
 
 def _rpow(self, other):
@@ -566,7 +594,16 @@ EXTRA_METHODS = {
     "bfloat16": _conv(_dt.bfloat16), "long": _conv(_dt.int64), "int": _conv(_dt.int32),
     "short": _conv(_dt.int16), "bool": _conv(_dt.bool), "byte": _conv(_dt.uint8), "char": _conv(_dt.int8),
     "__rsub__": _rsub,
-    "__rtruediv__": _rtruediv,
+    "__rtruediv__": _rdiv,
+    "__rdiv__": _rdiv,
+    "__rmod__": _reflected(lambda a, b: at.remainder_Tensor(a, b)),
+    "__rfloordiv__": _reflected(lambda a, b: at.floor_divide(a, b)),
+    "__rlshift__": _reflected(lambda a, b: at.bitwise_left_shift_Tensor(a, b)),
+    "__rrshift__": _reflected(lambda a, b: at.bitwise_right_shift_Tensor(a, b)),
+    "__rmatmul__": _reflected(lambda a, b: at.matmul(a, b), numbers=False),
+    "__rand__": _same_as("__and__"),
+    "__ror__": _same_as("__or__"),
+    "__rxor__": _same_as("__xor__"),
     "__rpow__": _rpow,
     "__array_wrap__": _array_wrap,
     "__eq__": _eq,

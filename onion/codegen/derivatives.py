@@ -293,8 +293,9 @@ def gen_node_class(p: NodePlan) -> list:
         cond = " or ".join(_edge_places(p, i)[0] for i in idx)
         L.append(f"        if {cond}:")
         if expr is None:
-            L.append(f"            raise RuntimeError('derivative for aten::{p.d.name} is not implemented: "
-                     f"{p.d.not_implemented}')")
+            # PyTorch's not_implemented(name): a NotImplementedError naming what is missing
+            L.append(f"            raise NotImplementedError(\"the derivative for '{p.d.not_implemented}' is not "
+                     f"implemented.\")")
             continue
         for t in sorted(rw.used_tensors):
             if t in p.d.list_args:

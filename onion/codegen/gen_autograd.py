@@ -22,6 +22,13 @@ def _signature(args) -> tuple:
     return tuple((a.name, str(a.type), a.kwarg_only) for a in args if not a.is_out)
 
 
+# PyTorch's gen_variable_type.DONT_REQUIRE_DERIVATIVE (the operators onion has): no autograd checks at all
+DONT_REQUIRE_DERIVATIVE = frozenset({
+    "__and__", "__iand__", "__ilshift__", "__ior__", "__irshift__", "__ixor__", "__lshift__", "__or__", "__rshift__",
+    "__xor__", "argmax", "argmin", "argsort", "searchsorted", "bucketize", "isnan", "isposinf", "isneginf", "isinf",
+    "signbit", "isin", "logical_and", "logical_xor", "logical_not", "logical_or"})
+
+
 def functional_plan(f, plans, derivs=None):
     """The plan of the functional operator an in-place or ``out=`` one mirrors: same base name and
     arguments, ``out`` aside (as torchgen).  With ``derivs`` (name -> Derivative), a functional
@@ -114,13 +121,17 @@ class AutogradWriter:
         ``out`` included), as PyTorch's VariableType kernels do; not when its functional twin is
         non-differentiable (eq, argmax: PyTorch accepts those).  With no tensor input (zeros.out), PyTorch's
         boxed autograd fallback decides: only ``out`` is checked, and the operator is named ``aten::zeros()``."""
-        if functional_plan(f, self.plans, self.derivs) is None:
+        twin = functional_plan(f, self.plans, self.derivs)
+        if twin is None or f.func.name in DONT_REQUIRE_DERIVATIVE:
             self.emit(f, [head, "    # the functional operator is not differentiable: inputs may require grad"]
                       + redispatch)
             return
         outs = [(a, n) for a, n in zip(f.func.arguments, names) if a.is_out and a.type.is_tensor_like]
-        name = f"{f.func.name}()" if tensors else f"aten::{f.func.name}()"
-        lines = [head] + _if_any([_requires_grad(a, n) for a, n in tensors + outs], "_tls.grad_enabled", "    ")
+        # no derivative entry for a backend kernel: PyTorch's AutogradNotImplemented kernel checks out only
+        boxed = not tensors or (twin == "missing" and (f.structured or K.CPU in f.dispatch))
+        name = f"aten::{f.func.name}()" if boxed else f"{f.func.name}()"
+        checked = outs if boxed else tensors + outs
+        lines = [head] + _if_any([_requires_grad(a, n) for a, n in checked], "_tls.grad_enabled", "    ")
         self.emit(f, lines + [f"        raise RuntimeError({name!r} + _OUT_ERROR)"] + redispatch)
 
     def record(self, f, p, names, tensors, lists=()) -> None:

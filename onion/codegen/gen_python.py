@@ -17,9 +17,10 @@ DUNDERS = {  # dunder -> (method name, reflected?)
     "__add__": "add", "__sub__": "sub", "__mul__": "mul", "__truediv__": "div", "__matmul__": "matmul",
     "__pow__": "pow", "__eq__": "eq", "__ne__": "ne", "__lt__": "lt", "__le__": "le", "__gt__": "gt",
     "__ge__": "ge", "__iadd__": "add_", "__isub__": "sub_", "__imul__": "mul_", "__itruediv__": "div_",
-    "__ipow__": "pow_",
+    "__ipow__": "pow_", "__floordiv__": "floor_divide", "__mod__": "remainder", "__ifloordiv__": "floor_divide_",
+    "__imod__": "remainder_",
 }
-UNARY_DUNDERS = {"__neg__": "neg", "__abs__": "abs"}
+UNARY_DUNDERS = {"__neg__": "neg", "__abs__": "abs", "__invert__": "bitwise_not"}
 
 
 def _groups(fns, method: bool):
@@ -191,13 +192,14 @@ def gen_functions(fns) -> str:
              "from onion.bindings.python_arg_parser import PyFunction as _PF, INT64_MIN as _I64_MIN, "
              "INT64_MAX as _I64_MAX",
              "from builtins import all as _all  # onion.all is defined below",
-             "from onion._generated import operators as _ops", "", "FUNCTIONS = {}", "NN_FUNCTIONS = {}", ""]
+             "from onion._generated import operators as _ops", "", "FUNCTIONS = {}", "NN_FUNCTIONS = {}",
+             "SPECIAL_FUNCTIONS = {}", ""]
     for (module, name), fs in sorted(_groups(fns, False).items(), key=lambda kv: (kv[0][0] or "", kv[0][1])):
         with context(fs[0].loc, f"the binding onion.{name}"):
             lines.extend(_binding(f"_F_{'nn_' if module else ''}{name}", name, fs, False))
         line = f"{name}.__qualname__ = {name}.__name__ = {name!r}"
         lines.extend([line] if len(line) <= 120 else [f"{name}.__qualname__ = {name!r}", f"{name}.__name__ = {name!r}"])
-        table = "NN_FUNCTIONS" if module == "nn" else "FUNCTIONS"
+        table = {"nn": "NN_FUNCTIONS", "special": "SPECIAL_FUNCTIONS"}.get(module, "FUNCTIONS")
         lines.append(f"{table}[{name!r}] = {name}")
         lines.append("")
     return "\n".join(fit_all(lines)) + "\n"

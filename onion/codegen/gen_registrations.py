@@ -184,6 +184,7 @@ class RegistrationWriter:
             kf = self.file(key)
             kf.imports.add("from onion.aten import ufunc as _ufunc")
             kf.imports.add("from onion.aten.native.ufunc_formulas import FORMULAS as _FORMULAS")
+            kf.imports.add("import onion.aten.native.ufunc_special  # noqa: F401 - registers its formulas")
             var = f"ufunc_{fname}"
             if (key, var) not in self.ufuncs:
                 self.ufuncs.add((key, var))

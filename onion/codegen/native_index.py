@@ -43,7 +43,9 @@ def kernel_names() -> dict:
     index: dict = {}
     for mod in native_modules():
         for node in _parse(os.path.join(NATIVE_DIR, mod + ".py")).body:
-            if isinstance(node, (ast.FunctionDef, ast.ClassDef)) and not node.name.startswith("__"):
+            if not isinstance(node, (ast.FunctionDef, ast.ClassDef)):
+                continue
+            if not (node.name.startswith("__") and node.name.endswith("__")):     # __and___Scalar is a kernel
                 index.setdefault(node.name, mod)
     return index
 

@@ -33,7 +33,9 @@ def _watched() -> list:
     """Every file whose change may change the output: the inputs and the sources ``native_index`` reads."""
     from .native_index import BACKWARD_HELPERS_FILE, NATIVE_DIR
     native = [os.path.join(NATIVE_DIR, f) for f in sorted(os.listdir(NATIVE_DIR)) if f.endswith(".py")]
-    return _inputs() + native + [BACKWARD_HELPERS_FILE]
+    helpers_dir = os.path.dirname(BACKWARD_HELPERS_FILE)
+    helpers = [os.path.join(helpers_dir, f) for f in sorted(os.listdir(helpers_dir)) if f.startswith("backward_")]
+    return _inputs() + native + [BACKWARD_HELPERS_FILE] + helpers
 
 
 def stat_signature() -> str:

@@ -62,6 +62,16 @@ VIEW_SCATTERS = {"select_scatter", "slice_scatter", "diagonal_scatter", "as_stri
 
 MATRIX_OPS = {"mm", "bmm", "matmul", "addmm", "addmm_", "linear"}
 NO_DEVICE_CHECK_OPS = {"take", "isin"}     # their meta kernels compare no devices either
+PY_META_DIVISOR = ("copysign and floor_divide: PyTorch 2.13's Python meta kernels check only that the second operand "
+                   "is on the first one's device, in div's words ('Expected divisor (b) ...'), with no CPU scalar "
+                   "exception and none for a meta first operand; onion treats them as every TensorIterator operator")
+INPLACE_COMPOSITE = ("in-place composites (true_divide_, ldexp_, logical_and_, __ilshift__, ...): PyTorch 2.13 runs "
+                     "them through div_/mul_/copy_ on Meta, whose device checks are skipped (see INPLACE_NO_OP) or "
+                     "fail inside copy_ ('Cannot copy out of meta tensor'); onion refuses the mixed devices first")
+
+DIVISOR_OPS = {"copysign", "copysign_", "floor_divide", "floor_divide_"}
+INPLACE_COMPOSITES = {"true_divide_", "ldexp_", "logical_and_", "logical_or_", "logical_xor_", "__ilshift__",
+                      "__irshift__"}
 INPLACE_ARITH = {"add_", "sub_", "mul_", "div_"}
 
 
@@ -77,6 +87,10 @@ def known_reason(spec, devices, zero_dim):
         return VIEW_SCATTER_MIX
     if op in INPLACE_ARITH and spec.overload == "Tensor" and zero_dim is None:
         return INPLACE_NO_OP
+    if op in DIVISOR_OPS:
+        return PY_META_DIVISOR
+    if op in INPLACE_COMPOSITES:
+        return INPLACE_COMPOSITE
     if op == "addmm_" and zero_dim == 0:
         return META_COPY_INTO_CPU
     if (op in ("sum", "mean", "prod", "amax", "amin", "pow") and out is not None and on["out"] == "meta"

@@ -437,7 +437,7 @@ def _type_text(t) -> str:
     return text + ("?" if t.optional else "")
 
 
-def _good_values(p, shape):
+def _good_values(p, shape, dtype="float32"):
     """Candidate good values for one required parameter (first preferred)."""
     t = p.arg.type
     base, name = t.base, p.name
@@ -445,15 +445,14 @@ def _good_values(p, shape):
         if t.is_list and t.elem_optional:      # index's Tensor?[]: one int64 index within a size-3 dim
             return [Seq((T((2,), "int64"),))]
         if t.is_list:
-            return [Seq((T(shape), T(shape)))]
+            return [Seq((T(shape, dtype), T(shape, dtype)))]
         if name in ("condition", "mask"):
             return [T(shape, "bool")]
         if name in _INDEX_NAMES:
             return [T(shape, "int64", "index"), T(shape, "int64")]
         if name == "values":
-            return [T(()), T(shape)]
-        # float32 first; operators of complex or integer tensors only (imag, bitwise ops) take the others
-        return [T(shape), T(shape, "complex64"), T(shape, "int64")]
+            return [T((), dtype), T(shape, dtype)]
+        return [T(shape, dtype)]
     if t.is_list and base in ("int", "SymInt"):
         return [Lit(v) for v in _INTLIST_BY_NAME.get(name, ((3, 3),))]
     if base in ("int", "SymInt"):
@@ -479,7 +478,7 @@ def _refuses_bare(sig, required) -> bool:
     return sig.schema.name in _NEEDS_AN_OPTIONAL
 
 
-_NEEDS_AN_OPTIONAL = frozenset({"aten::clamp", "aten::clamp_"})    # at least one of min/max
+_NEEDS_AN_OPTIONAL = frozenset({"aten::clamp", "aten::clamp_", "aten::clip", "aten::clip_"})    # min or max
 
 
 def _outcome_ok(lib, call) -> bool:
@@ -504,9 +503,11 @@ def _schema_calls(kind, name, pyfn):
         if any(p.varargs is False and p.arg.type.base in ("Generator", "Layout", "Dimname") for p in required):
             continue
         found = None
-        for shape in _SHAPES:
-            head = (T(shape),) if method else ()
-            for combo in itertools.islice(itertools.product(*[_good_values(p, shape) for p in required]), 24):
+        # float32 tensors first; integer-only operators (bitwise_and, gcd) take int64, float_power_ float64,
+        # complex-only ones (imag, view_as_real) complex64
+        for dtype, shape in itertools.product(("float32", "int64", "float64", "complex64"), _SHAPES):
+            head = (T(shape, dtype),) if method else ()
+            for combo in itertools.islice(itertools.product(*[_good_values(p, shape, dtype) for p in required]), 24):
                 pos = tuple(v for p, v in zip(required, combo) if not p.kwarg_only)
                 kw = tuple((p.name, v) for p, v in zip(required, combo) if p.kwarg_only)
                 call = Call(kind, name, head + pos, kw)

@@ -103,6 +103,8 @@ def onion_values(o) -> np.ndarray:
 
 def torch_values(t: torch.Tensor) -> np.ndarray:
     t = t.detach().resolve_conj().resolve_neg()
+    if t._is_zerotensor():          # a gradient PyTorch knows to be zero (sgn's of a real input)
+        return np.zeros(tuple(t.shape), dtype=torch.empty(0, dtype=t.dtype).numpy().dtype)
     if t.dtype == torch.bfloat16:
         t = t.float()
     return t.numpy()

@@ -172,3 +172,518 @@ def resolve_neg(self):
     if not self._impl.keyset & NEG:
         return self
     return at.copy_(at.empty_like(self, None, None, None, None, None), self, False)
+
+
+# ---------------------------------------------------------------- pointwise (issue 8, item 2)
+# Scalar overloads: the Python number becomes a wrapped-number tensor and the Tensor overload runs, as
+# PyTorch's CompositeExplicitAutograd wrappers do; aliases and compositions follow PyTorch's
+# CompositeImplicitAutograd bodies.
+def copysign_Scalar(self, other):
+    return at.copysign_Tensor(self, scalar_to_tensor(other))
+
+
+def copysign__Scalar(self, other):
+    return at.copysign__Tensor(self, scalar_to_tensor(other))
+
+
+def copysign_Scalar_out(self, other, out):
+    return at.copysign_out(self, scalar_to_tensor(other), out)
+
+
+def clip(self, min=None, max=None):
+    return at.clamp(self, min, max)
+
+
+def clip_Tensor(self, min=None, max=None):
+    return at.clamp_Tensor(self, min, max)
+
+
+def clip_(self, min=None, max=None):
+    return at.clamp_(self, min, max)
+
+
+def clip__Tensor(self, min=None, max=None):
+    return at.clamp__Tensor(self, min, max)
+
+
+def clip_out(self, min, max, out):
+    return at.clamp_out(self, min, max, out)
+
+
+def clip_Tensor_out(self, min, max, out):
+    return at.clamp_Tensor_out(self, min, max, out)
+
+
+def true_divide_Tensor(self, other):
+    return at.div_Tensor(self, other)
+
+
+def true_divide__Tensor(self, other):
+    return at.div__Tensor(self, other)
+
+
+def true_divide_out(self, other, out):
+    return at.div_out(self, other, out)
+
+
+def true_divide_Scalar(self, other):
+    return at.div_Scalar(self, other)
+
+
+def true_divide__Scalar(self, other):
+    return at.div__Scalar(self, other)
+
+
+def floor_divide_Scalar(self, other):
+    return at.floor_divide(self, scalar_to_tensor(other))
+
+
+def floor_divide__Scalar(self, other):
+    return at.floor_divide__Tensor(self, scalar_to_tensor(other))
+
+
+def _bool_like(self, value: bool):
+    make = at.ones_like if value else at.zeros_like
+    return make(self, _dt.bool, None, None, None, None)
+
+
+def nan_to_num(self, nan=None, posinf=None, neginf=None):
+    """Into ``empty_like(self)``, as PyTorch's: the result keeps self's layout (even an empty one's strides)."""
+    out = at.empty_like(self, None, None, None, None, None)
+    return at.nan_to_num_out(self, nan, posinf, neginf, out)
+
+
+def isnan(self):
+    return at.ne_Tensor(self, self)
+
+
+def isinf(self):
+    if self._impl.dtype.category < 2:
+        return _bool_like(self, False)
+    return at.eq_Scalar(at.abs(self), float("inf"))
+
+
+def isfinite(self):
+    if self._impl.dtype.category < 2:
+        return _bool_like(self, True)
+    return at.logical_and(at.eq_Tensor(self, self), at.ne_Scalar(at.abs(self), float("inf")))
+
+
+def isreal(self):
+    """True where the imaginary part is 0 (everywhere for a real dtype)."""
+    if not self._impl.dtype.is_complex:
+        return _bool_like(self, True)
+    # z - conj(z) is 2i imag(z) for a finite real part
+    return at.eq_Scalar(at.sub_Tensor(self, at._conj_physical(self), 1), 0)
+
+
+def _ldexp_check(self, other):
+    """A floating self takes PyTorch's exponent kernel, which has no bool exponents."""
+    if other._impl.dtype is _dt.bool and self._impl.dtype.is_floating_point:
+        raise NotImplementedError("\"ldexp_cpu_exp\" not implemented for 'Bool'")
+
+
+def ldexp_Tensor(self, other):
+    _ldexp_check(self, other)
+    return at.mul_Tensor(self, at.pow_Scalar(2.0, other))
+
+
+def ldexp_(self, other):
+    _ldexp_check(self, other)
+    return at.mul__Tensor(self, at.pow_Scalar(2.0, other))
+
+
+def ldexp_out(self, other, out):
+    _ldexp_check(self, other)
+    return at.mul_out(self, at.pow_Scalar(2.0, other), out)
+
+
+def xlogy_Scalar_Self(self, other):
+    return at.xlogy_Tensor(scalar_to_tensor(self), other)
+
+
+def xlogy_Scalar_Other(self, other):
+    return at.xlogy_Tensor(self, scalar_to_tensor(other))
+
+
+def xlogy__Scalar_Other(self, other):
+    return at.xlogy__Tensor(self, scalar_to_tensor(other))
+
+
+def xlogy_OutScalar_Self(self, other, out):
+    return at.xlogy_OutTensor(scalar_to_tensor(self), other, out)
+
+
+def xlogy_OutScalar_Other(self, other, out):
+    return at.xlogy_OutTensor(self, scalar_to_tensor(other), out)
+
+
+def square(self):
+    return at.pow_Tensor_Scalar(self, 2)
+
+
+def square_(self):
+    return at.pow__Scalar(self, 2)
+
+
+def square_out(self, out):
+    return at.pow_Tensor_Scalar_out(self, 2, out)
+
+
+def fix(self):
+    return at.trunc(self)
+
+
+def fix_(self):
+    return at.trunc_(self)
+
+
+def fix_out(self, out):
+    return at.trunc_out(self, out)
+
+
+def arctan2(self, other):
+    return at.atan2(self, other)
+
+
+def arctan2_(self, other):
+    return at.atan2_(self, other)
+
+
+def arctan2_out(self, other, out):
+    return at.atan2_out(self, other, out)
+
+
+def fmod_Scalar(self, other):
+    return at.fmod_Tensor(self, scalar_to_tensor(other))
+
+
+def fmod__Scalar(self, other):
+    return at.fmod__Tensor(self, scalar_to_tensor(other))
+
+
+def fmod_Scalar_out(self, other, out):
+    return at.fmod_Tensor_out(self, scalar_to_tensor(other), out)
+
+
+def remainder_Scalar(self, other):
+    return at.remainder_Tensor(self, scalar_to_tensor(other))
+
+
+def remainder__Scalar(self, other):
+    return at.remainder__Tensor(self, scalar_to_tensor(other))
+
+
+def remainder_Scalar_out(self, other, out):
+    return at.remainder_Tensor_out(self, scalar_to_tensor(other), out)
+
+
+def remainder_Scalar_Tensor(self, other):
+    return at.remainder_Tensor(scalar_to_tensor(self), other)
+
+
+# bitwise operators and their dunders
+def bitwise_and_Scalar(self, other):
+    return at.bitwise_and_Tensor(self, scalar_to_tensor(other))
+
+
+def bitwise_and_Scalar_Tensor(self, other):
+    return at.bitwise_and_Tensor(scalar_to_tensor(self), other)
+
+
+def bitwise_and__Scalar(self, other):
+    return at.bitwise_and__Tensor(self, scalar_to_tensor(other))
+
+
+def bitwise_and_Scalar_out(self, other, out):
+    return at.bitwise_and_Tensor_out(self, scalar_to_tensor(other), out)
+
+
+def bitwise_or_Scalar(self, other):
+    return at.bitwise_or_Tensor(self, scalar_to_tensor(other))
+
+
+def bitwise_or_Scalar_Tensor(self, other):
+    return at.bitwise_or_Tensor(scalar_to_tensor(self), other)
+
+
+def bitwise_or__Scalar(self, other):
+    return at.bitwise_or__Tensor(self, scalar_to_tensor(other))
+
+
+def bitwise_or_Scalar_out(self, other, out):
+    return at.bitwise_or_Tensor_out(self, scalar_to_tensor(other), out)
+
+
+def bitwise_xor_Scalar(self, other):
+    return at.bitwise_xor_Tensor(self, scalar_to_tensor(other))
+
+
+def bitwise_xor_Scalar_Tensor(self, other):
+    return at.bitwise_xor_Tensor(scalar_to_tensor(self), other)
+
+
+def bitwise_xor__Scalar(self, other):
+    return at.bitwise_xor__Tensor(self, scalar_to_tensor(other))
+
+
+def bitwise_xor_Scalar_out(self, other, out):
+    return at.bitwise_xor_Tensor_out(self, scalar_to_tensor(other), out)
+
+
+def bitwise_left_shift_Tensor_Scalar(self, other):
+    return at.bitwise_left_shift_Tensor(self, scalar_to_tensor(other))
+
+
+def bitwise_left_shift__Tensor_Scalar(self, other):
+    return at.bitwise_left_shift__Tensor(self, scalar_to_tensor(other))
+
+
+def bitwise_left_shift_Tensor_Scalar_out(self, other, out):
+    return at.bitwise_left_shift_Tensor_out(self, scalar_to_tensor(other), out)
+
+
+def bitwise_left_shift_Scalar_Tensor(self, other):
+    return at.bitwise_left_shift_Tensor(scalar_to_tensor(self), other)
+
+
+def bitwise_right_shift_Tensor_Scalar(self, other):
+    return at.bitwise_right_shift_Tensor(self, scalar_to_tensor(other))
+
+
+def bitwise_right_shift__Tensor_Scalar(self, other):
+    return at.bitwise_right_shift__Tensor(self, scalar_to_tensor(other))
+
+
+def bitwise_right_shift_Tensor_Scalar_out(self, other, out):
+    return at.bitwise_right_shift_Tensor_out(self, scalar_to_tensor(other), out)
+
+
+def bitwise_right_shift_Scalar_Tensor(self, other):
+    return at.bitwise_right_shift_Tensor(scalar_to_tensor(self), other)
+
+
+def __and___Scalar(self, other):
+    return at.bitwise_and_Scalar(self, other)
+
+
+def __and___Tensor(self, other):
+    return at.bitwise_and_Tensor(self, other)
+
+
+def __iand___Scalar(self, other):
+    return at.bitwise_and__Scalar(self, other)
+
+
+def __iand___Tensor(self, other):
+    return at.bitwise_and__Tensor(self, other)
+
+
+def __or___Scalar(self, other):
+    return at.bitwise_or_Scalar(self, other)
+
+
+def __or___Tensor(self, other):
+    return at.bitwise_or_Tensor(self, other)
+
+
+def __ior___Scalar(self, other):
+    return at.bitwise_or__Scalar(self, other)
+
+
+def __ior___Tensor(self, other):
+    return at.bitwise_or__Tensor(self, other)
+
+
+def __xor___Scalar(self, other):
+    return at.bitwise_xor_Scalar(self, other)
+
+
+def __xor___Tensor(self, other):
+    return at.bitwise_xor_Tensor(self, other)
+
+
+def __ixor___Scalar(self, other):
+    return at.bitwise_xor__Scalar(self, other)
+
+
+def __ixor___Tensor(self, other):
+    return at.bitwise_xor__Tensor(self, other)
+
+
+def __lshift___Scalar(self, other):
+    return at.bitwise_left_shift_Tensor_Scalar(self, other)
+
+
+def __lshift___Tensor(self, other):
+    return at.bitwise_left_shift_Tensor(self, other)
+
+
+def __ilshift___Scalar(self, other):
+    return at.bitwise_left_shift__Tensor_Scalar(self, other)
+
+
+def __ilshift___Tensor(self, other):
+    return at.bitwise_left_shift__Tensor(self, other)
+
+
+def __rshift___Scalar(self, other):
+    return at.bitwise_right_shift_Tensor_Scalar(self, other)
+
+
+def __rshift___Tensor(self, other):
+    return at.bitwise_right_shift_Tensor(self, other)
+
+
+def __irshift___Scalar(self, other):
+    return at.bitwise_right_shift__Tensor_Scalar(self, other)
+
+
+def __irshift___Tensor(self, other):
+    return at.bitwise_right_shift__Tensor(self, other)
+
+
+# float_power: pow in double precision (complex128 when either side is complex)
+def _float_power_dtype(*operands):
+    cplx = any(o._impl.dtype.is_complex if hasattr(o, "_impl") else isinstance(o, complex) for o in operands)
+    return _dt.complex128 if cplx else _dt.float64
+
+
+def _to(t, dt):
+    return t if t._impl.dtype is dt else at._to_copy(t, dt, None, None, None, False, None)
+
+
+def _scalar_as(value, dt):
+    return complex(value) if dt.is_complex else float(value.real if isinstance(value, complex) else value)
+
+
+def _float_power_out_check(out, dt):
+    if out._impl.dtype is not dt:
+        raise RuntimeError(f"the output given to float_power has dtype {out._impl.dtype.scalar_type_name} but the "
+                           f"operation's result requires dtype {dt.scalar_type_name}")
+
+
+def _float_power_inplace_check(self, dt):
+    if self._impl.dtype is not dt:
+        raise RuntimeError(f"the base given to float_power_ has dtype {self._impl.dtype.scalar_type_name} but the "
+                           f"operation's result requires dtype {dt.scalar_type_name}")
+
+
+def float_power_Tensor_Tensor(self, exponent):
+    dt = _float_power_dtype(self, exponent)
+    return at.pow_Tensor_Tensor(_to(self, dt), _to(exponent, dt))
+
+
+def float_power_Tensor_Scalar(self, exponent):
+    dt = _float_power_dtype(self, exponent)
+    return at.pow_Tensor_Scalar(_to(self, dt), _scalar_as(exponent, dt))
+
+
+def float_power_Scalar(self, exponent):
+    dt = _float_power_dtype(self, exponent)
+    return at.pow_Scalar(_scalar_as(self, dt), _to(exponent, dt))
+
+
+def float_power_Tensor_Tensor_out(self, exponent, out):
+    dt = _float_power_dtype(self, exponent)
+    _float_power_out_check(out, dt)
+    return at.pow_Tensor_Tensor_out(_to(self, dt), _to(exponent, dt), out)
+
+
+def float_power_Tensor_Scalar_out(self, exponent, out):
+    dt = _float_power_dtype(self, exponent)
+    _float_power_out_check(out, dt)
+    return at.pow_Tensor_Scalar_out(_to(self, dt), _scalar_as(exponent, dt), out)
+
+
+def float_power_Scalar_out(self, exponent, out):
+    dt = _float_power_dtype(self, exponent)
+    _float_power_out_check(out, dt)
+    return at.pow_Scalar_out(_scalar_as(self, dt), _to(exponent, dt), out)
+
+
+def float_power__Tensor(self, exponent):
+    dt = _float_power_dtype(self, exponent)
+    _float_power_inplace_check(self, dt)
+    return at.pow__Tensor(self, _to(exponent, dt))
+
+
+def float_power__Scalar(self, exponent):
+    dt = _float_power_dtype(self, exponent)
+    _float_power_inplace_check(self, dt)
+    return at.pow__Scalar(self, _scalar_as(exponent, dt))
+
+
+# polygamma(int n, Tensor self): the formula's operand comes second in the schema, so its kernels
+# call the ufunc's kernels with the operand first.
+_POLYGAMMA = {}
+
+
+def _polygamma_ufunc(device):
+    uf = _POLYGAMMA.get(device.type)
+    if uf is None:
+        from ..ufunc import MetaUfunc, Ufunc
+        from .ufunc_formulas import FORMULAS
+        formula = FORMULAS["polygamma"]
+        groups = ("Floating", "BFloat16", "Half")
+        if device.type == "meta":
+            uf = MetaUfunc(formula)
+        else:
+            xp = backend_for(device).xp if device.type == "cpu" else None
+            uf = Ufunc(formula, device.type, xp, groups)
+        uf = _POLYGAMMA[device.type] = (uf.functional("polygamma", ("Tensor",)), uf.out("polygamma", ("Tensor",)))
+    return uf
+
+
+def _meta_or(*tensors):
+    """The device whose kernel runs: Meta when any tensor is on it (its dispatch key wins), else the first's."""
+    for t in tensors:
+        if t._impl.device.type == "meta":
+            return t._impl.device
+    return tensors[0]._impl.device
+
+
+def polygamma_kernel(n, self):
+    return _polygamma_ufunc(self._impl.device)[0](None, self, n)
+
+
+def polygamma_out_kernel(n, self, out):
+    return _polygamma_ufunc(_meta_or(self, out))[1](None, self, n, out)
+
+
+def polygamma_(self, n):
+    return at.polygamma_out(n, self, self)
+
+
+# frexp: mantissa in self's dtype, exponent int32
+def frexp_Tensor(self):
+    mantissa = at.empty_like(self, None, None, None, None, None)
+    exponent = at.empty_like(self, _dt.int32, None, None, None, None)
+    return at.frexp_Tensor_out(self, mantissa, exponent)
+
+
+def frexp_out_kernel(self, mantissa, exponent):
+    si = self._impl
+    if not si.dtype.is_floating_point:
+        raise RuntimeError("torch.frexp() only supports floating-point dtypes")
+    if mantissa._impl.dtype is not si.dtype:
+        raise RuntimeError(f"torch.frexp() expects mantissa to have dtype {si.dtype.typemeta_name} but got "
+                           f"{mantissa._impl.dtype.typemeta_name}")
+    if exponent._impl.dtype is not _dt.int32:
+        raise RuntimeError(f"torch.frexp() expects exponent to have int dtype but got "
+                           f"{exponent._impl.dtype.typemeta_name}")
+    shape = tuple(si._array.shape)
+    if si.device.type == "meta":
+        _it.resize_out(mantissa, shape)
+        _it.resize_out(exponent, shape)
+        return mantissa, exponent
+    xp = backend_for(si.device).xp
+    a = si._array
+    if si.dtype in (_dt.float16, _dt.bfloat16):
+        m, e = xp.frexp(a.astype(xp.float32))
+        m = m.astype(a.dtype)
+    else:
+        m, e = xp.frexp(a)
+    _it.write_out("frexp", mantissa, m, si.dtype, inputs=[si])
+    _it.write_out("frexp", exponent, e.astype(xp.int32), _dt.int32, inputs=[si])
+    return mantissa, exponent

@@ -6,6 +6,7 @@ plain function of arrays (already in the compute dtype) and Python scalars.
 from __future__ import annotations
 
 from ...core import dtype as _dt
+from .. import iterator as _it
 from ..ufunc import UfuncFormula
 from .factories import checked_scalar
 
@@ -413,3 +414,588 @@ def clamp(xp, self, lo, hi):
     if hi is None:
         return xp.maximum(self, lo)
     return xp.minimum(xp.maximum(self, lo), hi)
+
+
+# ---------------------------------------------------------------- pointwise (issue 8, item 2)
+# Trigonometric, hyperbolic, exponential and logarithmic functions: integers and bool compute in the default
+# float dtype (kind unary_float); float16/bfloat16 compute in float32 and round once (opmath).
+@formula("unary_float", 1, errstate=True, plain="arccos")
+def acos(xp, self):
+    return xp.arccos(self)
+
+
+@formula("unary_float", 1, errstate=True, plain="arccosh")
+def acosh(xp, self):
+    return xp.arccosh(self)
+
+
+@formula("unary_float", 1, errstate=True, plain="arcsin")
+def asin(xp, self):
+    return xp.arcsin(self)
+
+
+@formula("unary_float", 1, errstate=True, plain="arcsinh")
+def asinh(xp, self):
+    return xp.arcsinh(self)
+
+
+@formula("unary_float", 1, errstate=True, plain="arctan")
+def atan(xp, self):
+    return xp.arctan(self)
+
+
+@formula("unary_float", 1, errstate=True, plain="arctanh")
+def atanh(xp, self):
+    return xp.arctanh(self)
+
+
+@formula("unary_float", 1, errstate=True, plain="cosh")
+def cosh(xp, self):
+    return xp.cosh(self)
+
+
+@formula("unary_float", 1, errstate=True, plain="sinh")
+def sinh(xp, self):
+    return xp.sinh(self)
+
+
+@formula("unary_float", 1, errstate=True, plain="tan")
+def tan(xp, self):
+    return xp.tan(self)
+
+
+@formula("unary_float", 1, errstate=True)
+def exp2(xp, self):
+    if self.dtype.kind == "c":      # NumPy's complex exp2 loses the imaginary part's accuracy less than this
+        return xp.exp(self * 0.6931471805599453)
+    return xp.exp2(self)
+
+
+@formula("unary_float", 1, errstate=True, plain="expm1")
+def expm1(xp, self):
+    return xp.expm1(self)
+
+
+@formula("unary_float", 1, errstate=True, plain="log10")
+def log10(xp, self):
+    return xp.log10(self)
+
+
+@formula("unary_float", 1, errstate=True, plain="log1p")
+def log1p(xp, self):
+    return xp.log1p(self)
+
+
+@formula("unary_float", 1, errstate=True, plain="log2")
+def log2(xp, self):
+    return xp.log2(self)
+
+
+@formula("unary_float", 1, errstate=True)
+def reciprocal(xp, self):
+    return xp.true_divide(1, self) if self.dtype.kind == "c" else xp.reciprocal(self)
+
+
+@formula("unary_float", 1, errstate=True)
+def sinc(xp, self):
+    """sin(pi x) / (pi x), 1 at 0 (NumPy's sinc is the normalised one, as PyTorch's)."""
+    return xp.sinc(self)
+
+
+def _not_complex_runtime(name):
+    def check(dtype, *scalars):
+        if dtype.is_complex:
+            raise RuntimeError(f"{name} is not supported for complex tensors.")
+    return check
+
+
+@formula("unary_float", 1, check=_not_complex_runtime("deg2rad"), skip_check=_real)
+def deg2rad(xp, self):
+    return xp.multiply(self, xp.asarray(0.017453292519943295, dtype=self.dtype))
+
+
+@formula("unary_float", 1, check=_not_complex_runtime("rad2deg"), skip_check=_real)
+def rad2deg(xp, self):
+    return xp.multiply(self, xp.asarray(57.29577951308232, dtype=self.dtype))
+
+
+# Rounding: integers are their own result; bool and (for most) complex are refused.
+def _rounding_check(name):
+    def check(dtype, *scalars):
+        if dtype.is_complex:
+            raise NotImplementedError(f"{name} is not supported for complex inputs")
+    return check
+
+
+@formula("unary", 1, check=_rounding_check("ceil"), skip_check=_real, torch_name="ceil_vml", out_check=same_dtype_out_check)
+def ceil(xp, self):
+    return xp.ceil(self) if self.dtype.kind == "f" else self.copy()
+
+
+@formula("unary", 1, check=_rounding_check("floor"), skip_check=_real, torch_name="floor_vml", out_check=same_dtype_out_check)
+def floor(xp, self):
+    return xp.floor(self) if self.dtype.kind == "f" else self.copy()
+
+
+@formula("unary", 1, check=_rounding_check("trunc"), skip_check=_real, torch_name="trunc_vml", out_check=same_dtype_out_check)
+def trunc(xp, self):
+    return xp.trunc(self) if self.dtype.kind == "f" else self.copy()
+
+
+@formula("unary", 1, torch_name="round_vml", out_check=same_dtype_out_check)
+def round(xp, self):
+    """Half to even (nearbyint), as NumPy's rint."""
+    return xp.rint(self) if self.dtype.kind == "f" else self.copy()
+
+
+@formula("unary", 1, torch_name="round", out_check=same_dtype_out_check)
+def round_decimals(xp, self, decimals):
+    """x scaled by 10**decimals (held in x's dtype: inf past its range, making NaN as in PyTorch), rounded half
+    to even and scaled back."""
+    try:
+        power = 10.0 ** (-decimals if decimals < 0 else decimals)     # (``abs`` here is the formula)
+    except OverflowError:
+        power = float("inf")
+    with xp.errstate(over="ignore", invalid="ignore"):
+        scale = xp.asarray(power).astype(self.dtype)
+        if decimals >= 0:
+            return xp.true_divide(xp.rint(xp.multiply(self, scale)), scale)
+        return xp.multiply(xp.rint(xp.true_divide(self, scale)), scale)
+
+
+@formula("unary", 1, torch_name="frac", out_check=same_dtype_out_check)
+def frac(xp, self):
+    return xp.subtract(self, xp.trunc(self))
+
+
+def sign_check(dtype):
+    if dtype.is_complex:
+        raise NotImplementedError("Unlike NumPy, torch.sign is not intended to support complex numbers. Please use "
+                                  "torch.sgn instead.")
+
+
+def _sign_real(xp, self):
+    if self.dtype.kind == "b":
+        return self.copy()
+    one = xp.ones((), self.dtype)
+    zero = xp.zeros((), self.dtype)
+    if self.dtype.kind == "u":
+        return xp.where(self > 0, one, zero)
+    return xp.where(self > 0, one, xp.where(self < 0, -one, zero))      # NaN gives 0, as PyTorch's
+
+
+@formula("unary", 1, check=sign_check, skip_check=_real, out_check=same_dtype_out_check)
+def sign(xp, self):
+    return _sign_real(xp, self)
+
+
+@formula("unary", 1, errstate=True, out_check=same_dtype_out_check)
+def sgn(xp, self):
+    """z / |z| (0 at 0) for complex; sign for the rest."""
+    if self.dtype.kind != "c":
+        return _sign_real(xp, self)
+    a = xp.abs(self)
+    zero = a == 0
+    return xp.where(zero, xp.zeros((), self.dtype), self / xp.where(zero, 1, a).astype(self.dtype))
+
+
+def _complex_not_implemented_check(message):
+    def check(dtype, *scalars):
+        if dtype.is_complex:
+            raise NotImplementedError(message)
+    return check
+
+
+def _bool_out_check(name):
+    """signbit, isposinf and isneginf want a bool ``out=``."""
+    def check(ops, result, out, inplace):
+        if out is not _dt.bool:
+            raise RuntimeError(f"{name} does not support non-boolean outputs.")
+    return check
+
+
+@formula("comparison", 1, check=_complex_not_implemented_check("signbit is not implemented for complex tensors."),
+         skip_check=_real, out_check=_bool_out_check("signbit"))
+def signbit(xp, self):
+    if self.dtype.kind == "f":
+        return xp.signbit(self)
+    if self.dtype.kind in "ub":
+        return xp.zeros(self.shape, bool)
+    return self < 0
+
+
+def _complex_runtime_check(message):
+    def check(dtype, *scalars):
+        if dtype.is_complex:
+            raise RuntimeError(message)
+    return check
+
+
+@formula("comparison", 1, check=_complex_runtime_check("isposinf does not support complex inputs."),
+         skip_check=_real, out_check=_bool_out_check("isposinf"))
+def isposinf(xp, self):
+    if self.dtype.kind != "f":
+        return xp.zeros(self.shape, bool)
+    return self == xp.inf
+
+
+@formula("comparison", 1, check=_complex_runtime_check("isneginf does not support complex inputs."),
+         skip_check=_real, out_check=_bool_out_check("isneginf"))
+def isneginf(xp, self):
+    if self.dtype.kind != "f":
+        return xp.zeros(self.shape, bool)
+    return self == -xp.inf
+
+
+def _float_limits(dtype_name):
+    """(largest, smallest) finite value of a floating NumPy dtype (bfloat16's by name: ml_dtypes' finfo)."""
+    big = {"float16": 65504.0, "bfloat16": 3.3895313892515355e+38, "float32": 3.4028234663852886e+38,
+           "float64": 1.7976931348623157e+308}[dtype_name]
+    return big, -big
+
+
+def nan_to_num_out_check(ops, result, out, inplace):
+    if out is not ops[0].dtype:
+        raise RuntimeError(f"nan_to_num: dtype of out: {out.scalar_type_name} should be same as input: "
+                           f"{ops[0].dtype.scalar_type_name}")
+
+
+@formula("unary", 1, opmath=False, torch_name="nan_to_num", out_check=nan_to_num_out_check)
+def nan_to_num(xp, self, nan, posinf, neginf):
+    """NaN, +inf and -inf replaced (each part of a complex number); the defaults are the dtype's extremes."""
+    kind = self.dtype.kind
+    if kind in "iub":
+        return self.copy()
+    if kind == "c":
+        real = nan_to_num(xp, xp.real(self), nan, posinf, neginf)
+        imag = nan_to_num(xp, xp.imag(self), nan, posinf, neginf)
+        return (real + 1j * imag).astype(self.dtype)
+    big, small = _float_limits(self.dtype.name)
+    dt = self.dtype
+    r = xp.where(xp.isnan(self), xp.asarray(0.0 if nan is None else nan).astype(dt), self)
+    r = xp.where(r == xp.inf, xp.asarray(big if posinf is None else posinf).astype(dt), r)
+    return xp.where(r == -xp.inf, xp.asarray(small if neginf is None else neginf).astype(dt), r)
+
+
+# Bitwise operators: integers and bool only (a floating operand is refused by name, as PyTorch's dispatch).
+@formula("unary", 1, plain="invert", torch_name="bitwise_not", out_check=same_dtype_out_check)
+def bitwise_not(xp, self):
+    return xp.invert(self)
+
+
+@formula("binary", 2, plain="bitwise_and", torch_name="bitwise_and")
+def bitwise_and(xp, self, other):
+    return xp.bitwise_and(self, other)
+
+
+@formula("binary", 2, plain="bitwise_or", torch_name="bitwise_or")
+def bitwise_or(xp, self, other):
+    return xp.bitwise_or(self, other)
+
+
+@formula("binary", 2, plain="bitwise_xor", torch_name="bitwise_xor")
+def bitwise_xor(xp, self, other):
+    return xp.bitwise_xor(self, other)
+
+
+def _bits(dt) -> int:
+    return dt.itemsize * 8
+
+
+@formula("binary", 2, torch_name="lshift")
+def bitwise_left_shift(xp, self, other):
+    """A shift by a negative amount or by the width or more gives 0 (integers wrap otherwise)."""
+    n = _bits(self.dtype)
+    bad = (other < 0) | (other >= n)
+    safe = xp.where(bad, xp.zeros((), other.dtype), other)
+    r = xp.left_shift(self, safe.astype(self.dtype))
+    return xp.where(bad, xp.zeros((), self.dtype), r)
+
+
+@formula("binary", 2, torch_name="rshift")
+def bitwise_right_shift(xp, self, other):
+    """A shift by a negative amount or by the width or more fills with the sign bit."""
+    n = _bits(self.dtype)
+    bad = (other < 0) | (other >= n)
+    fill = n - 1 if self.dtype.kind == "i" else 0
+    safe = xp.where(bad, xp.asarray(fill, other.dtype), other)
+    r = xp.right_shift(self, safe.astype(self.dtype))
+    if self.dtype.kind == "u":
+        r = xp.where(bad, xp.zeros((), self.dtype), r)
+    return r
+
+
+# Logical operators: any dtype, a bool result (which ``out=`` casts to its own dtype).
+@formula("comparison", 1, plain="logical_not", torch_name="logical_not")
+def logical_not(xp, self):
+    return xp.logical_not(self)
+
+
+@formula("comparison", 2, plain="logical_and", torch_name="logical_and")
+def logical_and(xp, self, other):
+    return xp.logical_and(self, other)
+
+
+@formula("comparison", 2, plain="logical_or", torch_name="logical_or")
+def logical_or(xp, self, other):
+    return xp.logical_or(self, other)
+
+
+@formula("comparison", 2, plain="logical_xor", torch_name="logical_xor")
+def logical_xor(xp, self, other):
+    return xp.logical_xor(self, other)
+
+
+# Binary floating functions.
+@formula("binary_float", 2, errstate=True, plain="arctan2", torch_name="atan2")
+def atan2(xp, self, other):
+    return xp.arctan2(self, other)
+
+
+@formula("binary_float", 2, plain="copysign", torch_name="copysign")
+def copysign(xp, self, other):
+    return xp.copysign(self, other)
+
+
+@formula("binary", 2, errstate=True, plain="hypot", torch_name="hypot")
+def hypot(xp, self, other):
+    return xp.hypot(self, other)
+
+
+@formula("binary", 2, errstate=True, torch_name="logaddexp")
+def logaddexp(xp, self, other):
+    if self.dtype.kind != "c":
+        return xp.logaddexp(self, other)
+    # complex: the operand with the larger real part factored out; equal infinities give themselves
+    a_big = xp.real(self) >= xp.real(other)
+    m = xp.where(a_big, self, other)
+    n = xp.where(a_big, other, self)
+    r = m + xp.log1p(xp.exp(n - m))
+    same_inf = xp.isinf(xp.real(self)) & (self == other)
+    return xp.where(same_inf, self, r)
+
+
+@formula("binary", 2, errstate=True, plain="logaddexp2", torch_name="logaddexp2")
+def logaddexp2(xp, self, other):
+    return xp.logaddexp2(self, other)
+
+
+def _bf16_nextafter(xp, a, b):
+    """nextafter on bfloat16 by stepping the 16-bit pattern (NumPy has no bfloat16 nextafter)."""
+    bits = a.view(xp.uint16).astype(xp.int32)
+    af, bf = a.astype(xp.float32), b.astype(xp.float32)
+    up = (bf > af) == (af >= 0)       # away from zero when moving in the sign's direction
+    step = xp.where(up, bits + 1, bits - 1)
+    zero_step = xp.where(bf > 0, 1, 0x8001)     # the smallest subnormal with b's sign
+    r = xp.where(af == 0, zero_step, step).astype(xp.uint16).view(a.dtype)
+    r = xp.where(af == bf, b, r)
+    return xp.where(xp.isnan(af) | xp.isnan(bf), xp.asarray(float("nan")).astype(a.dtype), r)
+
+
+@formula("binary", 2, opmath=False, torch_name="nextafter")
+def nextafter(xp, self, other):
+    if self.dtype.name == "bfloat16":
+        return _bf16_nextafter(xp, self, other)
+    return xp.nextafter(self, other)
+
+
+@formula("binary_float", 2, errstate=True, torch_name="xlogy")
+def xlogy(xp, self, other):
+    """x * log(y), 0 where x is 0 (unless y is NaN)."""
+    r = xp.multiply(self, xp.log(other))
+    return xp.where((self == 0) & ~xp.isnan(other), xp.zeros((), r.dtype), r)
+
+
+# Binary functions that keep integers.
+@formula("binary", 2, check=no_complex("fmax"), skip_check=_real, plain="fmax")
+def fmax(xp, self, other):
+    return xp.fmax(self, other)
+
+
+@formula("binary", 2, check=no_complex("fmin"), skip_check=_real, plain="fmin")
+def fmin(xp, self, other):
+    return xp.fmin(self, other)
+
+
+@formula("binary", 2, errstate=True, torch_name="fmod")
+def fmod(xp, self, other):
+    if self.dtype.kind in "iu":
+        _int_zero_check(xp, other)
+    return xp.fmod(self, other)
+
+
+@formula("binary", 2, errstate=True, torch_name="remainder")
+def remainder(xp, self, other):
+    """Python's modulo: the result takes the divisor's sign."""
+    if self.dtype.kind in "iu":
+        _int_zero_check(xp, other)
+        return xp.remainder(self, other)
+    mod = xp.fmod(self, other)
+    fix = (mod != 0) & ((other < 0) != (mod < 0))
+    return xp.where(fix, mod + other, mod)
+
+
+@formula("binary", 2, plain="gcd", torch_name="gcd")
+def gcd(xp, self, other):
+    return xp.gcd(self, other)
+
+
+@formula("binary", 2, torch_name="lcm")
+def lcm(xp, self, other):
+    g = xp.gcd(self, other)
+    safe = xp.where(g == 0, xp.ones((), g.dtype), g)
+    return xp.where(g == 0, xp.zeros((), g.dtype), xp.abs(xp.floor_divide(self, safe) * other))
+
+
+def heaviside_operand_check(ops, compute):
+    if ops[0].dtype is not ops[1].dtype:
+        raise RuntimeError("heaviside is not yet implemented for tensors with different dtypes.")
+    if compute.is_complex:
+        raise RuntimeError("heaviside is not yet implemented for complex tensors.")
+
+
+def heaviside_out_check(ops, result, out, inplace):
+    if out.is_complex:
+        raise RuntimeError("heaviside is not yet implemented for complex tensors.")
+    _it.check_out_dtype(result, out)
+
+
+@formula("binary", 2, operand_check=heaviside_operand_check, torch_name="heaviside", out_check=heaviside_out_check)
+def heaviside(xp, self, values):
+    """``values`` where self is 0, else 1 for a positive self and 0 for the rest (NaN included)."""
+    pos = (self > 0).astype(self.dtype)
+    return xp.where(self == 0, values, pos)
+
+
+# Clamping by one bound (clamp's rules for the bound's dtype).
+def _clamp_one_promote(which):
+    def promote(ops, common):
+        bound = ops[1]
+        if bound.is_wrapped_number and isinstance(_wrapped_value(bound), complex):
+            raise NotImplementedError("clamp is not supported for complex types")
+        if not bound.is_wrapped_number and common.is_complex:
+            raise _not_implemented("maximum_cpu" if which == "min" else "minimum_cpu", common)
+        if which == "min":
+            return clamp_promote([ops[0], bound, None], common)
+        return clamp_promote([ops[0], None, bound], common)
+    return promote
+
+
+def _clamp_one_out_check(ops, result, out, inplace):
+    clamp_out_check([ops[0], ops[1], None], result, out, inplace)
+
+
+@formula("binary", 2, promote=_clamp_one_promote("min"), out_check=_clamp_one_out_check, torch_name="clamp_min",
+         float_keeps_python_scalars=True)
+def clamp_min(xp, self, lo):
+    return xp.maximum(self, lo)
+
+
+@formula("binary", 2, promote=_clamp_one_promote("max"), out_check=_clamp_one_out_check, torch_name="clamp_max",
+         float_keeps_python_scalars=True)
+def clamp_max(xp, self, hi):
+    return xp.minimum(self, hi)
+
+
+def _opmath(dtype):
+    return _dt.float32 if dtype in (_dt.float16, _dt.bfloat16) else dtype
+
+
+def _lerp_promote(which):
+    """lerp computes in self's dtype; ``end`` (and a tensor weight) must have it; a Python weight must fit it."""
+    def promote(ops, common):
+        self, end, weight = ops
+        if self.dtype.category < 2:
+            raise _not_implemented(f"lerp_kernel_{which}", self.dtype)
+        if end.dtype is not self.dtype:
+            raise RuntimeError(f"expected dtype {self.dtype.typemeta_name} for `end` but got dtype "
+                               f"{end.dtype.typemeta_name}")
+        if weight.is_wrapped_number and which == "scalar":
+            v = _wrapped_value(weight)
+            if v is not None and self.dtype.category >= 2:
+                checked_scalar(v, _opmath(self.dtype))
+        elif weight.dtype is not self.dtype:
+            raise RuntimeError(f"expected dtype {self.dtype.typemeta_name} for `weight` but got dtype "
+                               f"{weight.dtype.typemeta_name}")
+        return self.dtype
+    return promote
+
+
+def _lerp(xp, self, end, weight):
+    """PyTorch's two-sided form: exact at both ends of the weight's range."""
+    small = xp.abs(weight) < 0.5
+    diff = end - self
+    return xp.where(small, self + weight * diff, end - diff * (1 - weight))
+
+
+@formula("binary", 3, promote=_lerp_promote("scalar"), torch_name="lerp_kernel_scalar",
+         out_check=same_dtype_out_check)
+def lerp_scalar(xp, self, end, weight):
+    return _lerp(xp, self, end, weight)
+
+
+@formula("binary", 3, promote=_lerp_promote("tensor"), torch_name="lerp_kernel_tensor",
+         out_check=same_dtype_out_check)
+def lerp_tensor(xp, self, end, weight):
+    return _lerp(xp, self, end, weight)
+
+
+def _value_check(kernel):
+    def check(dtype, value):
+        if dtype is _dt.bool:
+            raise _not_implemented(kernel, dtype)
+        if isinstance(value, complex) and not dtype.is_complex:
+            checked_scalar(value, _opmath(dtype))
+    return check
+
+
+@formula("binary", 3, check=_value_check("addcmul_cpu_out"))
+def addcmul(xp, self, tensor1, tensor2, value):
+    if self.dtype.kind in "iu":
+        value = _as_elem(xp, int(value.real) if isinstance(value, complex) else int(value), self)
+    return self + value * (tensor1 * tensor2)
+
+
+def addcdiv_operand_check(ops, compute, value):
+    if ops[1].dtype.category < 2 and ops[2].dtype.category < 2:
+        raise RuntimeError(
+            "Integer division with addcdiv is no longer supported, and in a future  release addcdiv will perform a "
+            "true division of tensor1 and tensor2. The historic addcdiv behavior can be implemented as (input + "
+            "value * torch.trunc(tensor1 / tensor2)).to(input.dtype) for integer inputs and as (input + value * "
+            "tensor1 / tensor2) for float inputs. The future addcdiv behavior is just the latter implementation: "
+            "(input + value * tensor1 / tensor2), for all dtypes.")
+
+
+@formula("binary", 3, check=_value_check("addcdiv_cpu_out"), operand_check=addcdiv_operand_check, errstate=True)
+def addcdiv(xp, self, tensor1, tensor2, value):
+    return self + value * (tensor1 / tensor2)
+
+
+@formula("unary_float", 1, errstate=True, opmath=False, torch_name="logit")
+def logit(xp, self, eps):
+    """log(x / (1 - x)), with x first clamped to [eps, 1 - eps] when eps is given (the bounds rounded to
+    self's dtype, as PyTorch's kernel holds them; float16/bfloat16 then compute in float32)."""
+    dt = self.dtype
+    reduced = dt.itemsize == 2
+    x = self.astype(xp.float32) if reduced else self
+    if eps is not None:
+        lo = xp.asarray(eps).astype(dt).astype(x.dtype)
+        hi = xp.asarray(1 - eps).astype(dt).astype(x.dtype)
+        x = xp.where(x < lo, lo, xp.where(x > hi, hi, x))
+    if not reduced:
+        return xp.log(x / (1 - x))
+    # PyTorch's reduced-float kernel rounds 1 - x and the ratio to self's dtype before the float log
+    one_minus = (1 - x).astype(dt).astype(xp.float32)
+    ratio = (x / one_minus).astype(dt).astype(xp.float32)
+    return xp.log(ratio).astype(dt)
+
+
+def floor_divide_check(dtype):
+    if dtype.is_complex or dtype is _dt.bool:
+        raise _not_implemented("div_floor_cpu", dtype)
+
+
+@formula("binary", 2, check=floor_divide_check, errstate=True, opmath=False, torch_name="div_floor")
+def floor_divide(xp, self, other):
+    """div(rounding_mode='floor'): integers by zero raise, floats floor the exact quotient."""
+    return div_mode(xp, self, other, "floor")
