@@ -19,6 +19,9 @@ from .core.memory_format import (channels_last, channels_last_3d, contiguous_for
                                  memory_format, preserve_format)
 from .core.promotion import can_cast, promote_types  # noqa: F401
 from .core.tensor import Size  # noqa: F401
+from .core.generator import Generator, default_generator  # noqa: F401
+from . import random  # noqa: F401
+from .random import get_rng_state, initial_seed, manual_seed, seed, set_rng_state  # noqa: F401
 
 if TYPE_CHECKING:
     # What _load() adds at runtime, as type checkers and editors should see it: the generated
@@ -58,6 +61,8 @@ def _load() -> None:
     for module, device_type in REGISTRATIONS.items():
         if device_type is None or device_type in BACKENDS:
             importlib.import_module(f"{__name__}._generated.{module}")
+    from .aten.math_bits import register_math_bit_fallbacks
+    g["_MATH_BIT_LIBS"] = register_math_bit_fallbacks()
     from ._generated.python_functions import FUNCTIONS
     from ._generated.tensor_methods import METHODS
     from .aten.tensor_new import scalar_to_tensor
@@ -68,6 +73,7 @@ def _load() -> None:
     for name, fn in {**METHODS, **EXTRA_METHODS}.items():
         setattr(Tensor, name, fn)
     g.update(FUNCTIONS)
+    g["_segment_reduce"] = FUNCTIONS["segment_reduce"]     # torch._segment_reduce is the same function
     g.update(tensor=tensor, from_numpy=from_numpy, as_tensor=as_tensor)
     from . import _C, autograd, library, nn, utils  # noqa: F401
     from .autograd.grad_mode import (enable_grad, inference_mode, is_grad_enabled, is_inference_mode_enabled,
@@ -80,8 +86,8 @@ def _load() -> None:
     g.update(_C=_C, library=library, nn=nn, utils=utils, is_tensor=is_tensor, numel=numel, result_type=result_type)
     from . import return_types  # noqa: F401  (torch.return_types)
     g.update(return_types=return_types)
-    from .bindings.python_torch_functions import is_conj, is_inference
-    g.update(is_inference=is_inference, is_conj=is_conj)
+    from .bindings.python_torch_functions import is_conj, is_inference, is_neg
+    g.update(is_inference=is_inference, is_conj=is_conj, is_neg=is_neg)
     from .bindings.python_indexing import make_nonzero, make_nonzero_method, unravel_index
     g.update(nonzero=make_nonzero(g["nonzero"]), unravel_index=unravel_index)
     Tensor.nonzero = make_nonzero_method(Tensor.nonzero)

@@ -223,11 +223,11 @@ def make(shape, name, seed=0, layout="contiguous", **kw):
 def to_np(x):
     """Values of an onion or torch tensor as a NumPy array (bfloat16 -> float32)."""
     if _is_torch_tensor(x):
-        x = x.detach()
+        x = x.detach().resolve_conj().resolve_neg()
         if x.dtype == torch.bfloat16:
             x = x.to(torch.float32)
         return x.numpy()
-    x = x.detach()
+    x = x.detach().resolve_conj().resolve_neg()
     if x.dtype is onion.bfloat16:
         return np.asarray(x.numpy()).astype(np.float32)
     return np.asarray(x.numpy())

@@ -19,8 +19,15 @@ SCALAR_TENSOR_ARGS = {"fill_": ("value",), "linspace": ("start", "end"), "masked
                       "masked_fill_": ("value",)}
 # tensor arguments whose dtype is not float32, by name
 TENSOR_DTYPES = {"condition": "bool", "mask": "bool", "index": "int64"}
+# overloads no tensor made here can call (randint_like.Tensor's high must hold a positive integer; the out= of
+# normal.Tensor_float_out must already broadcast with mean, so an empty one is refused)
+NO_SAMPLE = {"randint_like.Tensor", "randint_like.Tensor_generator", "normal.Tensor_float_out"}
 # arguments whose value is not decided by type alone
-VALUES = {("to", "dtype"): "float32", ("clamp", "min"): 0.25, ("div", "rounding_mode"): "floor"}
+VALUES = {("to", "dtype"): "float32", ("clamp", "min"): 0.25, ("div", "rounding_mode"): "floor",
+          # random sampling: parameters inside each distribution's domain
+          ("randint", "high"): 5, ("randint_like", "high"): 5, ("random", "to"): 5, ("randperm", "n"): 4,
+          ("multinomial", "num_samples"): 1, ("geometric", "p"): 0.5, ("bernoulli", "p"): 0.5,
+          ("native_dropout", "p"): 0.5, ("normal", "mean"): 0.0, ("normal", "std"): 1.0}
 # ---- sort: tensors that must be integral (indices, counts' inputs) or 1-D (boundaries, bin edges)
 ARG_DTYPES = {("max", "max_values"): "int64", ("min", "min_indices"): "int64", ("searchsorted", "sorter"): "int64",
               ("bincount", "self"): "int64",
@@ -71,6 +78,8 @@ def call_spec(schema):
     base = _base(op_name)
     shape = SHAPES.get(base, (2, 2))
     spec = CallSpec(f"{op_name}.{overload}", op_name, overload)
+    if spec.qualified in NO_SAMPLE:
+        return None
     for a in schema.arguments:
         ty = str(a.type)
         name = a.name
@@ -156,7 +165,7 @@ def variants(spec: CallSpec):
 
 def out_template(lib, spec: CallSpec):
     """(shape, dtype name) the op gives its ``out=`` on plain CPU tensors (None if no dtype works)."""
-    for dtype in ("float32", "bool", "int64"):
+    for dtype in ("float32", "bool", "int64", "complex64", "float64"):
         tensors = [make_tensor(lib, t) if not t.is_out else lib.empty(0, dtype=getattr(lib, t.dtype if t.fixed else dtype))
                    for t in spec.tensors]
         if run(lib, spec, tensors)[0] == "ok":

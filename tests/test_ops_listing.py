@@ -17,6 +17,8 @@ ONION_ONLY = {"relu.out": "PyTorch generates relu.out from relu (an autogenerate
                               "masked_fill.Tensor_out", "masked_scatter.out", "put.out")},
               **{name: "PyTorch autogenerates it (autogen: of the functional overload in its YAML); onion declares it"
                  for name in ("median.out", "nanmedian.out")}}
+ONION_ONLY.update({f"{op}.out": f"PyTorch autogenerates {op}.out (torch.{op}(..., out=) works); onion declares it"
+                   for op in ("select_scatter", "slice_scatter", "diagonal_scatter", "as_strided_scatter")})
 
 
 def test_every_onion_overload_is_pytorchs():

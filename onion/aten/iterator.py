@@ -212,6 +212,17 @@ def check_no_partial_overlap(out_impl, inputs) -> None:
             raise RuntimeError(_PARTIAL_OVERLAP)
 
 
+def check_no_overlap(out_impl, inputs) -> None:
+    """at::assert_no_overlap: an input may not share any memory with the output (not even all of it)."""
+    oa = out_impl._array
+    if type(oa) is not _np.ndarray or oa.size == 0:
+        return
+    for i in inputs:
+        ia = i._array
+        if type(ia) is _np.ndarray and ia.size and _np.may_share_memory(oa, ia):
+            raise RuntimeError(_PARTIAL_OVERLAP)
+
+
 def write_out(opname: str, out, result_array, result_dtype, inplace: bool = False, inputs=(), layout=None,
               check_overlap: bool = True):
     """Copy a computed array into ``out`` (in place or ``out=``), with PyTorch's checks.

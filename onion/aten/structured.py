@@ -130,8 +130,15 @@ def _contiguous(plan: Plan, r):
 OUT_OVERLAP_UNCHECKED = frozenset({"sum", "prod", "amax", "amin", "argmax", "argmin", "bmm"})
 
 
+# ops whose out= may not share any memory with these inputs (PyTorch's assert_no_overlap in their meta); the
+# meta function puts the inputs in ``plan.args``
+OUT_NO_OVERLAP = frozenset({"gather"})
+
+
 def out(opname: str, plan: Plan, r, out_tensor):
     _it.check_out_device(plan.device, out_tensor._impl)
+    if opname in OUT_NO_OVERLAP:
+        _it.check_no_overlap(out_tensor._impl, [t._impl for t in plan.args])
     if plan.impl_error is not None:
         meta_out(opname, plan, out_tensor)   # raises it after the output checks
     if out_tensor._impl.dtype is not plan.dtype:

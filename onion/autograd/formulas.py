@@ -346,3 +346,7 @@ def numel_of(sizes) -> int:
     return n
 from .backward_sorting import *  # noqa: F401,F403,E402
 from .backward_indexing import *  # noqa: F401,F403,E402
+from .backward_indexing import *  # noqa: F401,F403
+from .backward_complex import *  # noqa: F401,F403
+from .backward_scatter import *  # noqa: E402,F401,F403
+from .backward_rng import *  # noqa: E402,F401,F403

@@ -13,6 +13,7 @@ import numpy as np
 
 from ..core import dtype as _dt
 from ..core.device import canonical as _canonical, device as _device
+from ..core.generator import Generator as _Generator
 from ..core.memory_format import memory_format as _memory_format
 from ..core.tensor import Tensor
 from ..dispatch.arguments import REQUIRED, python_default
@@ -29,7 +30,7 @@ HIDDEN_IN_PYTHON = frozenset(f"aten::{n}.{o}" for n in ("add", "add_", "sub", "s
                              for o in ("Scalar", "Scalar_mode"))
 
 _TYPE_NAMES = {"Scalar": "Number", "SymInt": "int", "ScalarType": "dtype", "Device": "Device",
-               "MemoryFormat": "memory_format", "Layout": "layout"}
+               "MemoryFormat": "memory_format", "Layout": "layout", "Generator": "torch.Generator"}
 
 
 INT64_MIN, INT64_MAX = -(2 ** 63), 2 ** 63 - 1
@@ -184,6 +185,10 @@ class Param:
         if base == "MemoryFormat":
             if isinstance(v, _memory_format):    # kernels take the format's name
                 return v.name
+            raise _NoMatch(self, v)
+        if base == "Generator":
+            if isinstance(v, _Generator):
+                return v
             raise _NoMatch(self, v)
         return v
 

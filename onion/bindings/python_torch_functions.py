@@ -191,10 +191,17 @@ def result_type(tensor1, tensor2):
 
 
 def is_conj(input) -> bool:  # noqa: A002 - PyTorch's argument name
-    """``torch.is_conj``: always False, onion has no Conjugate bit (``conj`` of a complex tensor is a copy)."""
+    """``torch.is_conj``: whether ``input`` is a ``conj()`` view whose conjugation is still pending."""
     if not isinstance(input, Tensor):
         raise TypeError(f"is_conj(): argument 'input' (position 1) must be Tensor, not {type(input).__name__}")
-    return False
+    return input.is_conj()
+
+
+def is_neg(input) -> bool:  # noqa: A002 - PyTorch's argument name
+    """``torch.is_neg``: whether ``input`` carries a pending negation (the Negative bit)."""
+    if not isinstance(input, Tensor):
+        raise TypeError(f"is_neg(): argument 'input' (position 1) must be Tensor, not {type(input).__name__}")
+    return input.is_neg()
 
 
 def is_inference(input) -> bool:  # noqa: A002 - PyTorch's argument name

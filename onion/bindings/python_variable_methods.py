@@ -18,6 +18,7 @@ from ..autograd.graph import _RemovableHandle, detach
 from ..autograd.history import retain_grad
 from ..core import dtype as _dt
 from ..core.device import canonical, device as _device
+from ..core.dispatch_key import K
 from ..core.memory_format import memory_format as _memory_format
 from ..core.tensor import Tensor
 from ..core.promotion import scalar_dtype
@@ -435,9 +436,35 @@ def _conj(self):
     return at.conj(self)
 
 
+_CONJ_BIT = 1 << int(K.Conjugate)
+_NEG_BIT = 1 << int(K.Negative)
+
+
 def _is_conj(self) -> bool:
-    """Always False: onion has no Conjugate bit; ``conj`` of a complex tensor is a materialised copy."""
-    return False
+    """Whether a conjugation is pending (a ``conj()`` view: the Conjugate bit)."""
+    return bool(self._impl.keyset & _CONJ_BIT)
+
+
+def _is_neg(self) -> bool:
+    """Whether a negation is pending (a ``_neg_view()``, as ``x.conj().imag``: the Negative bit)."""
+    return bool(self._impl.keyset & _NEG_BIT)
+
+
+def _set_part(part):
+    """The setter of ``t.real`` / ``t.imag``: copy into the view of that part (PyTorch's property setters)."""
+    def setter(self, value):
+        view = part(self)
+        at.copy_(view, value if isinstance(value, Tensor) else scalar_to_tensor(value), False)
+    return setter
+
+
+def _H(self):
+    """``t.H``: the conjugate transpose of a matrix (a view; the Conjugate bit for complex)."""
+    n = self._impl._array.ndim
+    if n != 2:
+        extra = " For batches of matrices, consider using tensor.mH" if n > 2 else ""
+        raise RuntimeError(f"tensor.H is only supported on matrices (2-D tensors). Got {n}-D tensor.{extra}")
+    return _conj(at.transpose_int(self, 0, 1))
 
 
 def _adjoint(self, name="adjoint()"):
@@ -532,6 +559,10 @@ EXTRA_METHODS = {
     "cpu": lambda self: self.to("cpu"),
     "cuda": lambda self, device=None: self.to(device if device is not None else "cuda"),
     "float": _conv(_dt.float32), "double": _conv(_dt.float64), "half": _conv(_dt.float16),
+    "cfloat": _conv(_dt.complex64), "cdouble": _conv(_dt.complex128),
+    "is_neg": _is_neg,
+    "real": property(lambda self: at.real(self), _set_part(lambda self: at.real(self))),
+    "imag": property(lambda self: at.imag(self), _set_part(lambda self: at.imag(self))),
     "bfloat16": _conv(_dt.bfloat16), "long": _conv(_dt.int64), "int": _conv(_dt.int32),
     "short": _conv(_dt.int16), "bool": _conv(_dt.bool), "byte": _conv(_dt.uint8), "char": _conv(_dt.int8),
     "__rsub__": _rsub,
@@ -543,6 +574,7 @@ EXTRA_METHODS = {
     "T": property(_T),
     "mT": property(lambda self: at.transpose_int(self, -2, -1)),
     "mH": property(lambda self: _adjoint(self, "mH")),
+    "H": property(_H),
     "adjoint": _adjoint,
     "conj": _conj,
     "is_conj": _is_conj,

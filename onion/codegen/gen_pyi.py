@@ -349,8 +349,14 @@ _API_TENSOR = {
     "T": ["    @property", "    def T(self) -> Tensor: ..."],
     "mT": ["    @property", "    def mT(self) -> Tensor: ..."],
     "mH": ["    @property", "    def mH(self) -> Tensor: ..."],
+    "H": ["    @property", "    def H(self) -> Tensor: ..."],
     "adjoint": ["    def adjoint(self) -> Tensor: ..."],
     "is_conj": ["    def is_conj(self) -> _bool: ..."],
+    "is_neg": ["    def is_neg(self) -> _bool: ..."],
+    "real": ["    @property", "    def real(self) -> Tensor: ...", "    @real.setter",
+             "    def real(self, value: Union[Tensor, Number]) -> None: ..."],
+    "imag": ["    @property", "    def imag(self) -> Tensor: ...", "    @imag.setter",
+             "    def imag(self, value: Union[Tensor, Number]) -> None: ..."],
     "backward": [("    def backward(self, gradient: Optional[Tensor] = None, retain_graph: Optional[_bool] = None, "
                   "create_graph: _bool = False, inputs: Optional[Sequence[Tensor]] = None) -> None: ...")],
     "register_hook": ["    def register_hook(self, hook: Callable[[Tensor], Optional[Tensor]]) -> Any: ..."],
@@ -365,7 +371,8 @@ _API_TENSOR = {
     "cpu": ["    def cpu(self) -> Tensor: ..."],
     "cuda": ["    def cuda(self, device: Optional[DeviceLikeType] = None) -> Tensor: ..."],
     **{conv: [f"    def {conv}(self, memory_format: Optional[memory_format] = None) -> Tensor: ..."]
-       for conv in ("float", "double", "half", "bfloat16", "long", "int", "short", "bool", "byte", "char")},
+       for conv in ("float", "double", "half", "bfloat16", "long", "int", "short", "bool", "byte", "char", "cfloat",
+                    "cdouble")},
     "__getitem__": ["    def __getitem__(self, indices: Union[_Index, tuple[_Index, ...]], /) -> Tensor: ..."],
     "__setitem__": [("    def __setitem__(self, indices: Union[_Index, tuple[_Index, ...]], "
                      f"value: {_NUMBER_OR_TENSOR}, /) -> None: ...")],
@@ -391,6 +398,7 @@ _API_FUNCTIONS = {
     "numel": ["def numel(input: Tensor) -> _int: ..."],
     "is_inference": ["def is_inference(input: Tensor) -> _bool: ..."],
     "is_conj": ["def is_conj(input: Tensor) -> _bool: ..."],
+    "is_neg": ["def is_neg(input: Tensor) -> _bool: ..."],
     "result_type": [f"def result_type(tensor1: {_NUMBER_OR_TENSOR}, tensor2: {_NUMBER_OR_TENSOR}) -> _dtype: ..."],
 }
 

@@ -122,6 +122,9 @@ def _intlist_body(f, method: bool, indent="    ", single_int_elsewhere=False):
     rest = "args" if method else "args[1:]"
     defaults = [render_default(a) for a in args[2:]]
     guard = "args" if method else "len(args) > 1"
+    if len([a for a in args if not a.kwarg_only]) > 2:
+        # more positional arguments follow the list (roll's dims): only ``t.roll(1)`` / ``t.roll((1, 2))``
+        guard += f" and len(args) == {1 if method else 2}"
     if single_int_elsewhere:
         guard += f" and not (len(args) == {1 if method else 2} and type(args[-1]) is int)"
     lines = [f"{indent}if not kwargs and {guard}:"]

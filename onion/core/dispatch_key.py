@@ -19,17 +19,19 @@ class DispatchKey(enum.IntEnum):
     BackendSelect = 4
     Python = 5
     Functionalize = 6
-    ADInplaceOrView = 7
-    AutogradOther = 8
-    AutogradCPU = 9
-    AutogradCUDA = 10
-    AutogradPrivateUse1 = 11
-    AutogradMeta = 12
-    AutocastCPU = 13
-    AutocastCUDA = 14
-    FuncTorchBatched = 15
-    PythonTLSSnapshot = 16
-    PreDispatch = 17
+    Conjugate = 7           # the conj() view bit: a boxed fallback resolves it (onion/aten/math_bits.py)
+    Negative = 8            # the _neg_view() bit (x.conj().imag), resolved the same way
+    ADInplaceOrView = 9
+    AutogradOther = 10
+    AutogradCPU = 11
+    AutogradCUDA = 12
+    AutogradPrivateUse1 = 13
+    AutogradMeta = 14
+    AutocastCPU = 15
+    AutocastCUDA = 16
+    FuncTorchBatched = 17
+    PythonTLSSnapshot = 18
+    PreDispatch = 19
     # alias keys: never in a keyset, only used to register kernels
     CompositeImplicitAutograd = 100
     CompositeExplicitAutograd = 101
@@ -42,7 +44,7 @@ class DispatchKey(enum.IntEnum):
 
 
 K = DispatchKey
-NUM_RUNTIME_KEYS = 18
+NUM_RUNTIME_KEYS = 20
 RUNTIME_KEYS = tuple(DispatchKey(i) for i in range(NUM_RUNTIME_KEYS))
 ALIAS_KEYS = (K.CompositeImplicitAutograd, K.CompositeExplicitAutograd,
               K.CompositeExplicitAutogradNonFunctional, K.Autograd)

@@ -11,6 +11,7 @@ from .creation_meta import check_view_unchanged
 from .geometry import is_contiguous_as, wrap_dim
 from .memory_format import contiguous_format, memory_format as memory_format_type
 from .tensor_impl import TensorImpl
+from .dispatch_key import K as _K
 from .tls import tls
 
 _new = object.__new__
@@ -228,6 +229,12 @@ class Tensor:
         if impl.requires_grad and not force:
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. "
                                "Use tensor.detach().numpy() instead.")
+        if impl.keyset & _MATH_BITS:
+            if force:
+                return _resolved_array(impl)
+            bit, fix = ("conjugate", "resolve_conj") if impl.keyset & _CONJ_BIT else ("negative", "resolve_neg")
+            raise RuntimeError(f"Can't call numpy() on Tensor that has {bit} bit set. "
+                               f"Use tensor.{fix}().numpy() instead.")
         return impl._array
 
     # NumPy defers its binary operators to a Tensor operand (``np.float64(2) * t`` runs ``Tensor.__rmul__``,
@@ -239,7 +246,13 @@ class Tensor:
         return a if dtype is None else a.astype(dtype, copy=False)
 
     def _host_array(self):
+        """The values on the host, the Conjugate/Negative bits applied (for printing and Python numbers)."""
         impl = self._impl
+        if impl.keyset & _MATH_BITS:
+            if impl.device.type == "meta":
+                raise NotImplementedError("Cannot copy out of meta tensor; no data!")
+            # another device: the copy to the host (``_to_copy``) resolves the bits itself
+            return _resolved_array(impl) if impl.device.type == "cpu" else make_tensor(impl).cpu()._impl._array
         if impl.device.type == "cpu":
             return impl._array
         if impl.device.type == "meta":
@@ -353,3 +366,18 @@ def make_tensor(impl: TensorImpl, cls=Tensor) -> Tensor:
     t = _new(cls)
     t._impl = impl
     return t
+
+
+_CONJ_BIT = 1 << int(_K.Conjugate)
+_NEG_BIT = 1 << int(_K.Negative)
+_MATH_BITS = _CONJ_BIT | _NEG_BIT
+
+
+def _resolved_array(impl):
+    """``impl``'s array with its Conjugate / Negative bits applied (a new array when a bit is set)."""
+    arr = impl._array
+    if impl.keyset & _CONJ_BIT and impl.dtype.is_complex:
+        arr = arr.conj()
+    if impl.keyset & _NEG_BIT:
+        arr = -arr
+    return arr

@@ -46,7 +46,7 @@ class T:
     """A tensor: shape, dtype and how it is made (``layout``)."""
     shape: tuple
     dtype: str = "float32"
-    layout: str = "plain"      # plain | leaf_rg (leaf requiring grad) | nonleaf | expanded | transposed | meta
+    layout: str = "plain"      # plain | leaf_rg | nonleaf | expanded | transposed | meta | index (values 0, 1)
 
     def __repr__(self):
         extra = "" if self.dtype == "float32" else f",{self.dtype}"
@@ -173,6 +173,9 @@ def _tensor(lib, d: T):
     if d.layout == "transposed":
         src = _data(tuple(d.shape[:-2]) + (d.shape[-1], d.shape[-2]), d.dtype)
         return lib.tensor(src.tolist(), dtype=dt).transpose(-1, -2)
+    if d.layout == "index":             # valid indices into any dimension of size >= 2
+        n = int(np.prod(d.shape, dtype=np.int64)) if d.shape else 1
+        return lib.tensor((np.arange(n) % 2).reshape(d.shape).tolist(), dtype=dt)
     t = lib.tensor(_data(d.shape, d.dtype).tolist(), dtype=dt)
     if d.layout == "leaf_rg":
         t.requires_grad_(True)
@@ -424,6 +427,7 @@ _INT_BY_NAME = {"dim": (0, 1), "dim0": (0,), "dim1": (1,), "dim2": (1,), "index"
                 "steps": (4,), "storage_offset": (0,)}
 _INTLIST_BY_NAME = {"dims": ((1, 0), (2, 1, 0), (0,)), "dim": ((0,), (1,)), "size": ((3, 3), (9,), (3, 3, 3)),
                     "shape": ((9,), (3, 3), (27,)), "stride": ((3, 1), (1,), (9, 3, 1))}
+_INDEX_NAMES = frozenset({"index", "indices", "idx", "sorter"})
 _SCALAR_BY_NAME = {"start": (0,), "end": (4,), "step": (1,), "exponent": (2,)}
 
 
@@ -444,11 +448,12 @@ def _good_values(p, shape):
             return [Seq((T(shape), T(shape)))]
         if name in ("condition", "mask"):
             return [T(shape, "bool")]
-        if name == "index":
-            return [T(shape, "int64")]
+        if name in _INDEX_NAMES:
+            return [T(shape, "int64", "index"), T(shape, "int64")]
         if name == "values":
             return [T(()), T(shape)]
-        return [T(shape)]
+        # float32 first; operators of complex or integer tensors only (imag, bitwise ops) take the others
+        return [T(shape), T(shape, "complex64"), T(shape, "int64")]
     if t.is_list and base in ("int", "SymInt"):
         return [Lit(v) for v in _INTLIST_BY_NAME.get(name, ((3, 3),))]
     if base in ("int", "SymInt"):
@@ -557,6 +562,7 @@ def hand_calls() -> list:
         _g("function", "as_tensor", [NP((3,))], [S(0, "data")], absent=dt_sites[:2]),
         _g("function", "from_numpy", [NP((3,))], [S(0, "ndarray")]),
         _g("function", "numel", [t33], [S(0, "Tensor")]),
+        _g("function", "view_as_complex", [T((3, 2))], [S(0, "Tensor")]),
         _g("function", "result_type", [t33, Lit(2)], [S(0, "Tensor"), S(1, "Scalar")]),
         _g("function", "result_type", [t33, T((3,), "int64")], [S(0, "Tensor"), S(1, "Tensor")]),
         _g("method", "to", [t33, DT("float64")], [S(0, "Tensor", role="self"), S(1, "to_arg")],
@@ -602,6 +608,36 @@ def hand_calls() -> list:
     calls.append(_g("operator", "setitem", [T((3, 3)), Lit(0), Lit(1.0)],
                     [S(0, "Tensor", role="self_inplace"), S(1, "index"), S(2, "value")]))
     calls.append(_g("operator", "setitem", [T((3, 3)), Lit((1, 2)), T(())], [S(2, "value")]))
+    calls.extend(_scatter_calls())
+    return calls
+
+
+def _scatter_calls() -> list:
+    """gather/scatter/index_*: the schema probe's float32 samples cannot index, so these are written by hand
+    (int64 index tensors hold 1, 2, ...: valid along a dim of size 8)."""
+    x, i2, i1, s2 = T((3, 8)), T((3, 2), "int64"), T((2,), "int64"), T((3, 2))
+    calls = []
+    for kind in ("function", "method"):
+        calls += [_g(kind, "gather", [x, Lit(1), i2], []),
+                  _g(kind, "scatter", [x, Lit(1), i2, s2], []),
+                  _g(kind, "scatter_add", [x, Lit(1), i2, s2], []),
+                  _g(kind, "scatter_reduce", [x, Lit(1), i2, s2, Lit("sum")], []),
+                  _g(kind, "index_add", [x, Lit(1), i1, s2], []),
+                  _g(kind, "index_copy", [x, Lit(1), i1, s2], []),
+                  _g(kind, "index_fill", [x, Lit(1), i1, Lit(2.0)], []),
+                  _g(kind, "index_reduce", [x, Lit(1), i1, s2, Lit("amax")], []),
+                  _g(kind, "index_select", [x, Lit(1), i1], []),
+                  _g(kind, "take_along_dim", [x, i2, Lit(1)], []),
+                  _g(kind, "roll", [T((3, 3)), Lit(1)], []),
+                  _g(kind, "diagonal_scatter", [T((3, 3)), T((3,))], []),
+                  _g(kind, "select_scatter", [T((3, 3)), T((3,)), Lit(0), Lit(0)], [])]
+    calls += [_g("method", name, [x, Lit(1), i2, s2], []) for name in ("scatter_", "scatter_add_")]
+    calls += [_g("method", "scatter_reduce_", [x, Lit(1), i2, s2, Lit("sum")], []),
+              _g("method", "index_add_", [x, Lit(1), i1, s2], []),
+              _g("method", "index_copy_", [x, Lit(1), i1, s2], []),
+              _g("method", "index_fill_", [x, Lit(1), i1, Lit(2.0)], []),
+              _g("method", "index_reduce_", [x, Lit(1), i1, s2, Lit("amax")], []),
+              _g("function", "segment_reduce", [T((3,)), Lit("sum")], [], kwargs=[("lengths", i1)])]
     return calls
 
 

@@ -95,7 +95,7 @@ def to_onion(x, device: str = "cpu", memo=None):
 
 def onion_values(o) -> np.ndarray:
     """The values of an onion CPU tensor as a NumPy array (bfloat16 widened to float32)."""
-    arr = np.asarray(o.detach().numpy())
+    arr = np.asarray(o.detach().resolve_conj().resolve_neg().numpy())
     if o.dtype is onion.bfloat16:
         arr = arr.astype(np.float32)
     return arr

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import types
 from typing import Any, Callable, Optional
 
 import torch
@@ -61,7 +62,61 @@ def onion_callable(fn) -> Optional[Callable]:
         return getattr(onion if kind == "function" else onion.Tensor, name, None)
     if callable(fn) and not names_torch(fn) and all(_onion_has(n) for n in _code_names(fn.__code__)):
         return fn
-    return None
+    return _seeded_wrapper_lambda(fn)
+
+
+def _seeded_wrapper_lambda(fn) -> Optional[Callable]:
+    """An OpInfo lambda ``wrapper_set_seed(torch.x, ...)`` (PyTorch's random operators: seed 42, call, restore
+    the state) as the same lambda over onion's ``x`` and ``onion.random``, or None when onion lacks ``x``."""
+    code = getattr(fn, "__code__", None)
+    if code is None or "wrapper_set_seed" not in code.co_names or fn.__closure__:
+        return None
+    def onion_wrapper_set_seed(op, *args, **kwargs):
+        o_op = onion_callable(op)
+        with onion.random.fork_rng():
+            onion.manual_seed(42)
+            return o_op(*args, **kwargs)
+    g = dict(fn.__globals__, wrapper_set_seed=onion_wrapper_set_seed)
+    wrapped = types.FunctionType(code, g, fn.__name__, fn.__defaults__)
+    targets = list(_wrapped_torch_ops(code, fn.__globals__))
+    if not targets or not all(is_seeded(t) and onion_callable(t) is not None for t in targets):
+        return None
+    return wrapped
+
+
+def entry_is_seeded(op) -> bool:
+    """An OpInfo entry of a random operator (its variants wrap or are nondeterministic_seeded operators)."""
+    for fn in (op.op, op.method_variant, op.inplace_variant):
+        code = getattr(fn, "__code__", None)
+        if code is not None and "wrapper_set_seed" in code.co_names:
+            if any(is_seeded(t) for t in _wrapped_torch_ops(code, fn.__globals__)):
+                return True
+        elif fn is not None and is_seeded(fn):
+            return True
+    return False
+
+
+def is_seeded(torch_fn) -> bool:
+    """Whether an overload of the aten operator behind a torch callable is tagged nondeterministic_seeded."""
+    packet = getattr(torch.ops.aten, getattr(torch_fn, "__name__", ""), None)
+    if packet is None:
+        return False
+    return any(torch.Tag.nondeterministic_seeded in getattr(packet, o).tags for o in packet.overloads())
+
+
+def _wrapped_torch_ops(code, globs):
+    """The torch callables a lambda names as ``torch.a.b`` (read from its bytecode's attribute chains)."""
+    import dis
+    chain = None
+    for ins in dis.get_instructions(code):
+        if ins.opname in ("LOAD_GLOBAL", "LOAD_NAME") and ins.argval == "torch":
+            chain = globs["torch"]
+        elif chain is not None and ins.opname in ("LOAD_ATTR", "LOAD_METHOD"):
+            chain = getattr(chain, ins.argval, None)
+        else:
+            if chain is not None and callable(chain) and chain is not globs["torch"]:
+                yield chain
+            chain = None
 
 
 def _code_names(code):

@@ -5,12 +5,7 @@ Checks: values, method, noncontiguous, meta, out, inplace, grad.  A difference l
 fails the harness when it starts matching, so those entries only shrink; an every-dtype entry is
 checked by hand when its cause is fixed (its reason names the work that removes it).
 """
-NO_CONJ_BIT = ("onion has no Conjugate bit: conj of a complex tensor is a conjugated copy (new memory, contiguous "
-               "strides), where PyTorch returns a lazy view of the input")
-
 KNOWN: dict[tuple, str] = {
-    **{(key, check, dt): NO_CONJ_BIT for key in ("conj", "mH") for check in ("values", "method", "noncontiguous")
-       for dt in ("complex64", "complex128")},
 }
 
 # ---- sort

@@ -30,7 +30,7 @@ torch = pytest.importorskip("torch")
 import onion  # noqa: E402
 from opinfo_convert import (Unconvertible, onion_values, to_onion, torch_values,  # noqa: E402
                             _ONION_DTYPES)
-from opinfo_entries import entries, torch_excludes  # noqa: E402
+from opinfo_entries import entries, entry_is_seeded, torch_excludes  # noqa: E402
 from opinfo_known import KNOWN  # noqa: E402
 
 pytestmark = pytest.mark.oracle
@@ -132,7 +132,14 @@ def to_torch_meta(x, memo):
     return x
 
 
-def run(fn, *args, **kwargs):
+# Random operators: both libraries are seeded alike before every call (onion draws PyTorch's CPU stream).
+SEED = 42
+
+
+def run(fn, *args, seed=None, **kwargs):
+    if seed is not None:
+        torch.manual_seed(seed)
+        onion.manual_seed(seed)
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
@@ -171,6 +178,7 @@ class Case:
 
     def __init__(self, entry, dtype, full: bool):
         self.entry, self.op, self.dtype, self.full = entry, entry.op, dtype, full
+        self.seed = SEED if entry_is_seeded(entry.op) else None
         self.failures: dict[str, list[str]] = {}
         self.ran: set[str] = set()
         self._samples: dict[bool, list] = {}
@@ -212,8 +220,8 @@ class Case:
         o_input = to_onion(sample.input, memo=memo)
         o_args = to_onion(sample.args, memo=memo)
         o_kwargs = to_onion(sample.kwargs, memo=memo)
-        rt = run(t_fn, sample.input, *sample.args, **sample.kwargs)
-        ro = run(o_fn, o_input, *o_args, **o_kwargs)
+        rt = run(t_fn, sample.input, *sample.args, **sample.kwargs, seed=self.seed)
+        ro = run(o_fn, o_input, *o_args, **o_kwargs, seed=self.seed)
         compare_outcomes(ro, rt, where)
         if rt[0] == "ok":
             t_inputs = [t for t in _flat_tensors([sample.input, sample.args, sample.kwargs])]
@@ -237,14 +245,15 @@ class Case:
         fn, o_fn = (self.op.op, e.function) if e.function is not None else (self.op.method_variant, e.method)
         for i, s in enumerate(self.samples()):
             def body(s=s):
-                rt = run(fn, s.input, *s.args, **s.kwargs)
+                rt = run(fn, s.input, *s.args, **s.kwargs, seed=self.seed)
                 if rt[0] == "err" or not _flat_tensors(rt[1]) or not isinstance(rt[1], (torch.Tensor, tuple, list)):
                     return
                 kwargs = dict(s.kwargs)
                 if not _flat_tensors([s.input, s.args, s.kwargs]) or kwargs.get("device") == "cpu":
                     kwargs["device"] = torch.device("cpu")      # a factory: made on Meta by asking for it
                 t_memo: dict = {}
-                rtm = run(fn, *to_torch_meta([s.input, *s.args], t_memo), **to_torch_meta(kwargs, t_memo))
+                rtm = run(fn, *to_torch_meta([s.input, *s.args], t_memo), **to_torch_meta(kwargs, t_memo),
+                          seed=self.seed)
                 memo: dict = {}
                 ro = run(o_fn, to_onion(s.input, "meta", memo), *to_onion(s.args, "meta", memo),
                          **to_onion(kwargs, "meta", memo))
@@ -267,7 +276,7 @@ class Case:
             return
         for i, s in enumerate(self.samples()):
             def body(s=s, resize=False):
-                expected = run(self.op.op, s.input, *s.args, **s.kwargs)
+                expected = run(self.op.op, s.input, *s.args, **s.kwargs, seed=self.seed)
                 if expected[0] == "err" or not isinstance(expected[1], torch.Tensor):
                     return
                 ref = expected[1]
@@ -276,8 +285,8 @@ class Case:
                 o_in, o_args, o_kwargs = (to_onion(s.input, memo=memo), to_onion(s.args, memo=memo),
                                           to_onion(s.kwargs, memo=memo))
                 o_out = onion.empty(0 if resize else tuple(ref.shape), dtype=to_onion(ref.dtype))
-                rt = run(self.op.op, s.input, *s.args, **s.kwargs, out=t_out)
-                ro = run(e.function, o_in, *o_args, **o_kwargs, out=o_out)
+                rt = run(self.op.op, s.input, *s.args, **s.kwargs, out=t_out, seed=self.seed)
+                ro = run(e.function, o_in, *o_args, **o_kwargs, out=o_out, seed=self.seed)
                 where = "out (empty, resized)" if resize else "out"
                 compare_outcomes(ro, rt, where)
                 if rt[0] == "ok":
@@ -298,8 +307,8 @@ class Case:
                 memo: dict = {}
                 o_self = to_onion(t_self, memo=memo)
                 o_args, o_kwargs = to_onion(s.args, memo=memo), to_onion(s.kwargs, memo=memo)
-                rt = run(self.op.inplace_variant, t_self, *s.args, **s.kwargs)
-                ro = run(e.inplace, o_self, *o_args, **o_kwargs)
+                rt = run(self.op.inplace_variant, t_self, *s.args, **s.kwargs, seed=self.seed)
+                ro = run(e.inplace, o_self, *o_args, **o_kwargs, seed=self.seed)
                 compare_outcomes(ro, rt, "inplace")
                 if rt[0] == "ok":
                     if ro[1] is not o_self:
@@ -316,7 +325,7 @@ class Case:
         for i, s in enumerate(self.samples(requires_grad=True)):
             def body(s=s):
                 t_inputs = [t for t in _flat_tensors([s.input, s.args, s.kwargs]) if t.requires_grad]
-                rt = run(fn, s.input, *s.args, **s.kwargs)
+                rt = run(fn, s.input, *s.args, **s.kwargs, seed=self.seed)
                 if rt[0] == "err" or not t_inputs:
                     return
                 t_outs = [t for t in _flat_tensors(rt[1]) if t.requires_grad]
@@ -328,7 +337,7 @@ class Case:
                 memo: dict = {}
                 o_input, o_args, o_kwargs = (to_onion(s.input, memo=memo), to_onion(s.args, memo=memo),
                                              to_onion(s.kwargs, memo=memo))
-                ro = run(o_fn, o_input, *o_args, **o_kwargs)
+                ro = run(o_fn, o_input, *o_args, **o_kwargs, seed=self.seed)
                 if ro[0] == "err":
                     raise Mismatch(f"grad: onion forward raised {type(ro[1]).__name__}: {ro[1]}")
                 o_outs = [o for o, t in zip(_flat_tensors(ro[1]), _flat_tensors(rt[1])) if t.requires_grad]

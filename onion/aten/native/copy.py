@@ -8,6 +8,7 @@ from .. import view_geometry as g
 from ..tensor_new import empty_tensor
 import warnings
 from ..at import at
+from ..math_bits import MATH_BITS, apply_bits
 
 
 def _host_or_backend_array(src_impl, dst_device):
@@ -43,6 +44,9 @@ def copy_(self, src, non_blocking=False):
     if dst.dtype.category < 3 and s.dtype.is_complex:
         warnings.warn("Casting complex values to real discards the imaginary part", UserWarning, stacklevel=3)
     arr = _host_or_backend_array(s, dst.device)
+    bits = (s.keyset ^ dst.keyset) & MATH_BITS
+    if bits:        # values as ``src`` means them, stored as ``self`` means them (each bit its own inverse)
+        arr = apply_bits(arr, bits, s.dtype.is_complex and dst.dtype.is_complex)
     _it.xp_copy(dst._array, arr.real if s.dtype.is_complex and not dst.dtype.is_complex else arr)
     dst.bump_version()
     return self
@@ -65,6 +69,8 @@ def _to_copy(self, dtype=None, layout=None, device=None, pin_memory=None, non_bl
             raise NotImplementedError("Cannot copy out of meta tensor; no data!")
         return out
     arr = _host_or_backend_array(impl, dev)
+    if impl.keyset & MATH_BITS:
+        arr = apply_bits(arr, impl.keyset, impl.dtype.is_complex)
     if impl.dtype.is_complex and not dt.is_complex:
         warnings.warn("Casting complex values to real discards the imaginary part", UserWarning, stacklevel=3)
         arr = arr.real

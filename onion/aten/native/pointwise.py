@@ -4,6 +4,7 @@ from __future__ import annotations
 from ...core import dtype as _dt
 from .. import iterator as _it
 from ..at import at
+from ..math_bits import CONJ, NEG
 from ..tensor_new import scalar_to_tensor, wrap
 import warnings
 from ..ufunc import _expected_strides, meta_output_strides
@@ -144,14 +145,11 @@ def where_Scalar(condition, self, other):
 
 
 def conj(self):
-    """Real tensors come back as themselves, as PyTorch's; a complex one as a conjugated copy.
-
-    PyTorch returns a lazy view carrying the Conjugate bit; onion has no such bit yet,
-    so the conjugate is materialised (``conj_physical``) and shares no memory with ``self``.
-    """
+    """Real tensors come back as themselves, as PyTorch's; a complex one as a view of the same memory
+    carrying the Conjugate bit (``_conj``), resolved when an operator needs its values (aten/math_bits.py)."""
     if not self._impl.dtype.is_complex:
         return self
-    return at._conj_physical(self)
+    return at._conj(self)
 
 
 def conj_physical(self):
@@ -162,5 +160,15 @@ def conj_physical(self):
 
 
 def resolve_conj(self):
-    """Without a Conjugate bit nothing is ever pending: every tensor is already resolved."""
-    return self
+    """``self`` when no Conjugate bit is pending; else a new tensor holding the conjugated values
+    (``copy_`` resolves the bit)."""
+    if not self._impl.keyset & CONJ:
+        return self
+    return at.copy_(at.empty_like(self, None, None, None, None, None), self, False)
+
+
+def resolve_neg(self):
+    """``self`` when no Negative bit is pending; else a new tensor holding the negated values."""
+    if not self._impl.keyset & NEG:
+        return self
+    return at.copy_(at.empty_like(self, None, None, None, None, None), self, False)

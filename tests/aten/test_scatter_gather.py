@@ -1,0 +1,306 @@
+"""gather/scatter, the index_* family, segment_reduce and the layout operators against PyTorch 2.13:
+worked values (duplicates in the index, include_self, integer means, negative indices), PyTorch's error
+types and texts, what bad calls leave behind (nothing), and gradients."""
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+
+import onion
+
+torch = pytest.importorskip("torch")
+pytestmark = pytest.mark.oracle
+
+
+def _both(fn):
+    """fn(lib) with lib = torch and onion: both raise the same type and text, or return equal tensors."""
+    out = []
+    for lib in (torch, onion):
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                out.append(("ok", fn(lib)))
+        except Exception as e:     # noqa: BLE001 - compared below
+            out.append(("err", e))
+    (kt, rt), (ko, ro) = out
+    assert kt == ko, f"torch {kt}: {rt!r}; onion {ko}: {ro!r}"
+    if kt == "err":
+        assert type(ro).__name__ == type(rt).__name__, (rt, ro)
+        assert str(ro).split("\n")[0] == str(rt).split("\n")[0]
+        return None
+    _same(ro, rt)
+    return ro
+
+
+def _same(ro, rt):
+    if isinstance(rt, (tuple, list)):
+        for a, b in zip(ro, rt):
+            _same(a, b)
+        return
+    assert str(ro.dtype).split(".")[-1] == str(rt.dtype).split(".")[-1]
+    assert tuple(ro.shape) == tuple(rt.shape)
+    np.testing.assert_allclose(np.asarray(ro.tolist(), dtype=complex), np.asarray(rt.tolist(), dtype=complex),
+                               rtol=1e-6, atol=1e-6)
+
+
+def T(lib, data, **kw):
+    return lib.tensor(data, **kw)
+
+
+X = [[0., 1., 2.], [3., 4., 5.]]
+XI = [[0, 1, 2], [3, 4, 5]]
+
+
+# ----------------------------------------------------------------------------- worked values
+@pytest.mark.parametrize("call", [
+    lambda L: T(L, X).gather(1, T(L, [[2, 0, 0], [1, 1, 2]])),
+    lambda L: T(L, X).gather(0, T(L, [[1, 0], [1, 1]])),
+    lambda L: T(L, X).gather(1, T(L, [[2]], dtype=L.int32)),
+    lambda L: T(L, 5.).gather(0, T(L, 0)),
+    lambda L: T(L, X).t().gather(0, T(L, [[2, 0], [1, 1]])),
+    lambda L: T(L, X).scatter(1, T(L, [[2, 0]]), T(L, [[9., 8.]])),
+    lambda L: T(L, X).scatter(0, T(L, [[1, 0, 1]]), 7.5),
+    lambda L: T(L, XI).scatter(1, T(L, [[1, 1]]), T(L, [[4, 3]]), reduce="add"),
+    lambda L: T(L, X).scatter(1, T(L, [[1, 1]]), 2., reduce="multiply"),
+    lambda L: T(L, X).scatter_add(1, T(L, [[2, 2, 0]]), T(L, [[9., 8., 7.]])),
+    lambda L: T(L, [False, False, True]).scatter_add(0, T(L, [1, 1]), T(L, [True, True])),
+    lambda L: T(L, XI).scatter_reduce(1, T(L, [[1, 1]]), T(L, [[4, 3]]), "mean"),
+    lambda L: T(L, XI).scatter_reduce(1, T(L, [[1, 1]]), T(L, [[-4, -3]]), "mean", include_self=False),
+    lambda L: T(L, X).scatter_reduce(1, T(L, [[1, 1], [0, 0]]), T(L, [[-4., -3], [6, 9]]), "amax",
+                                     include_self=False),
+    lambda L: T(L, X).scatter_reduce(1, T(L, [[1, 1], [0, 0]]), T(L, [[-4., -3], [6, 9]]), "amin"),
+    lambda L: T(L, X).scatter_reduce(0, T(L, [[1, 1, 0]]), T(L, [[2., 3., 4.]]), "prod", include_self=False),
+    lambda L: T(L, X).scatter_reduce(0, T(L, [[1, 1, 0]]), T(L, [[2., 3., 4.]]), "sum"),
+    lambda L: T(L, X).index_select(1, T(L, [2, 0, 2])),
+    lambda L: T(L, X).index_select(0, T(L, 1)),
+    lambda L: T(L, X).index_add(1, T(L, [2, 2]), T(L, [[1., 2.], [3., 4.]]), alpha=2),
+    lambda L: T(L, XI).index_add(0, T(L, [1, 1], dtype=L.int32), T(L, [[1, 2, 3], [1, 1, 1]]), alpha=2.5),
+    lambda L: T(L, X).index_copy(1, T(L, [2, 0]), T(L, [[9., 8.], [7., 6.]])),
+    lambda L: T(L, X).index_fill(1, T(L, [-1, 0]), 5),
+    lambda L: T(L, X).index_fill(0, T(L, [1]), T(L, -2.)),
+    lambda L: T(L, XI).index_reduce(0, T(L, [0, 0]), T(L, [[1, 2, 3], [4, 4, 4]]), "mean"),
+    lambda L: T(L, XI).index_reduce(0, T(L, [0, 0]), -T(L, [[1, 2, 3], [4, 4, 4]]), "mean", include_self=False),
+    lambda L: T(L, X).index_reduce(1, T(L, [0, 0, 2]), T(L, [[1., 2., 3.], [4., 5., 6.]]), "amax"),
+    lambda L: T(L, X).index_reduce(1, T(L, [0, 0, 2]), T(L, [[1., 2., 3.], [4., 5., 6.]]), "prod",
+                                   include_self=False),
+    lambda L: L.take_along_dim(T(L, X), T(L, [[0], [2]]), 1),
+    lambda L: L.take_along_dim(T(L, X), T(L, [5, 0])),
+    lambda L: L.take_along_dim(T(L, X), T(L, [[0, 1, 1]]), 0),
+])
+def test_scatter_gather_values(call):
+    _both(call)
+
+
+@pytest.mark.parametrize("call", [
+    lambda L: T(L, X).roll(1),
+    lambda L: T(L, X).roll((1, -1), (0, 1)),
+    lambda L: L.roll(T(L, X), 2, 1),
+    lambda L: T(L, X).flip(0, 1),
+    lambda L: T(L, X).t().flip(1),
+    lambda L: T(L, X).fliplr(),
+    lambda L: T(L, X).flipud(),
+    lambda L: T(L, X).rot90(),
+    lambda L: T(L, X).rot90(-1, (1, 0)),
+    lambda L: T(L, X).rot90(2),
+    lambda L: T(L, X).tril(),
+    lambda L: T(L, X).tril(-1),
+    lambda L: T(L, X).triu(1),
+    lambda L: L.tril_indices(3, 4, -1),
+    lambda L: L.triu_indices(4, 3, 1),
+    lambda L: L.diag(T(L, [1., 2.]), 1),
+    lambda L: L.diag(T(L, X), -1),
+    lambda L: L.diag_embed(T(L, X), 1, 0, 2),
+    lambda L: L.diagflat(T(L, X), -1),
+    lambda L: T(L, X).repeat(2, 1, 2),
+    lambda L: T(L, X).tile((2,)),
+    lambda L: L.repeat_interleave(T(L, [1, 0, 2])),
+    lambda L: T(L, X).repeat_interleave(T(L, [1, 2]), dim=0),
+    lambda L: T(L, X).repeat_interleave(2),
+    lambda L: T(L, X).select_scatter(T(L, [7., 8.]), 1, -1),
+    lambda L: T(L, X).slice_scatter(T(L, [[7.], [8.]]), 1, 1, 2),
+    lambda L: T(L, X).diagonal_scatter(T(L, [7.]), 2),
+    lambda L: T(L, X).as_strided_scatter(T(L, [7., 8.]), (2,), (2,), 1),
+    lambda L: L.segment_reduce(T(L, [1., 2., 3., 4.]), "max", lengths=T(L, [1, 0, 3])),
+    lambda L: L.segment_reduce(T(L, [1., 2., 3., 4.]), "mean", offsets=T(L, [0, 1, 1, 4])),
+    lambda L: L.segment_reduce(T(L, X), "prod", lengths=T(L, [[2, 1], [0, 3]]), axis=1, initial=2.),
+])
+def test_layout_values(call):
+    _both(call)
+
+
+def test_layout_strides():
+    """flip keeps a transposed input's layout; rot90 returns the flipped copy transposed; the view scatters
+    copy self's strides."""
+    for lib in (torch, onion):
+        x = T(lib, X).t()
+        assert x.flip(0).stride() == (1, 3)
+        assert x.rot90().stride() == (3, 1)
+        assert x.select_scatter(T(lib, [1., 2.]), 0, 0).stride() == (1, 3)
+        assert x.roll(1, 0).stride() == (2, 1)
+
+
+# ----------------------------------------------------------------------------- errors
+@pytest.mark.parametrize("call", [
+    lambda L: T(L, X).gather(1, T(L, [[-1]])),
+    lambda L: T(L, X).gather(1, T(L, [[3]])),
+    lambda L: T(L, X).gather(1, T(L, [[1.]])),
+    lambda L: T(L, X).gather(1, T(L, [1])),
+    lambda L: T(L, X).gather(1, T(L, [[1]] * 3)),
+    lambda L: T(L, X).gather(2, T(L, [[1]])),
+    lambda L: T(L, X).scatter(1, T(L, [[3]]), T(L, [[1.]])),
+    lambda L: T(L, X).scatter(1, T(L, [[1]]), T(L, [[1.]], dtype=L.float64)),
+    lambda L: T(L, X).scatter(1, T(L, [[1, 1]]), T(L, [[1.]])),
+    lambda L: T(L, X).scatter(1, T(L, [[1]] * 3), 1.),
+    lambda L: T(L, X).scatter(1, T(L, [[[1]]]), 1.),
+    lambda L: T(L, X).scatter(1, T(L, [[1]]), T(L, [[[1.]]])),
+    lambda L: T(L, X).scatter(1, T(L, [[1]]), T(L, [[1.]]), reduce="mean"),
+    lambda L: T(L, X).scatter_reduce(1, T(L, [[1]]), T(L, [[1.]]), "foo"),
+    lambda L: T(L, [True]).scatter_reduce(0, T(L, [0]), T(L, [True]), "mean"),
+    lambda L: T(L, X).index_select(1, T(L, [3])),
+    lambda L: T(L, [1., 2.]).index_select(0, T(L, [-1])),
+    lambda L: T(L, X).index_select(1, T(L, [[1]])),
+    lambda L: T(L, X).index_select(1, T(L, [1.])),
+    lambda L: T(L, 5.).index_select(0, T(L, [0, 0])),
+    lambda L: T(L, X).index_add(1, T(L, [3]), T(L, [[1.], [1.]])),
+    lambda L: T(L, [1., 2.]).index_add(0, T(L, [2]), T(L, [1.])),
+    lambda L: T(L, X).index_add(1, T(L, [1]), T(L, [[1., 1.], [1., 1.]])),
+    lambda L: T(L, X).index_add(1, T(L, [1]), T(L, [[1.], [1.]], dtype=L.float64)),
+    lambda L: T(L, X).index_add(0, T(L, [[0]]), T(L, [[1., 1., 1.]])),
+    lambda L: T(L, X).index_add(0, T(L, [0.]), T(L, [[1., 1., 1.]])),
+    lambda L: T(L, X).index_add(0, T(L, [0]), T(L, [[1., 1.]])),
+    lambda L: T(L, X).index_copy(1, T(L, [3]), T(L, [[1.], [1.]])),
+    lambda L: T(L, X).index_copy(0, T(L, [0], dtype=L.int32), T(L, [[1., 1., 1.]])),
+    lambda L: T(L, X).index_copy(0, T(L, [0, 1]), T(L, [[1., 1., 1.]])),
+    lambda L: T(L, X).index_copy(0, T(L, [0]), T(L, [[1., 1.]])),
+    lambda L: T(L, X).index_fill(1, T(L, [3]), 1),
+    lambda L: T(L, X).index_fill(1, T(L, [0], dtype=L.int32), 1),
+    lambda L: T(L, X).index_fill(1, T(L, [[0]]), 1),
+    lambda L: T(L, X).index_fill(1, T(L, [0]), T(L, [1.])),
+    lambda L: T(L, X).index_reduce(0, T(L, [0]), T(L, [[1., 1., 1.]]), "sum"),
+    lambda L: T(L, X).index_reduce(0, T(L, [5]), T(L, [[1., 1., 1.]]), "prod"),
+    lambda L: L.take_along_dim(T(L, X), T(L, [[0.]]), 1),
+    lambda L: L.take_along_dim(T(L, X), T(L, [0]), 1),
+    lambda L: T(L, X).roll((1, 2), (0,)),
+    lambda L: T(L, X).flip(0, 0),
+    lambda L: T(L, [1.]).fliplr(),
+    lambda L: T(L, X).rot90(1, (0, 0)),
+    lambda L: T(L, [1.]).tril(),
+    lambda L: L.tril_indices(-1, 3),
+    lambda L: L.diag(T(L, [[[1.]]])),
+    lambda L: L.diag_embed(T(L, X), 0, 1, 1),
+    lambda L: T(L, X).repeat(2),
+    lambda L: T(L, X).repeat(2, -1),
+    lambda L: L.repeat_interleave(T(L, [1, -2])),
+    lambda L: L.repeat_interleave(T(L, [[1, 2]])),
+    lambda L: L.repeat_interleave(T(L, [1, 2]), output_size=4),
+    lambda L: T(L, X).repeat_interleave(T(L, [1, 2, 3]), dim=0),
+    lambda L: T(L, X).slice_scatter(T(L, [[1., 1.], [1., 1.]]), 1, 0, 1),
+    lambda L: T(L, X).diagonal_scatter(T(L, [1., 1., 1.])),
+    lambda L: L.segment_reduce(T(L, [1., 2.]), "sum"),
+    lambda L: L.segment_reduce(T(L, [1., 2.]), "sum", lengths=T(L, [1, 2])),
+    lambda L: L.segment_reduce(T(L, [1, 2]), "sum", lengths=T(L, [1, 1])),
+])
+def test_errors(call):
+    _both(call)
+
+
+@pytest.mark.parametrize("call", [
+    lambda x, L: x.scatter_(1, T(L, [[0, 3]]), 1.),
+    lambda x, L: x.scatter_add_(1, T(L, [[0, 3]]), T(L, [[1., 1.]])),
+    lambda x, L: x.index_add_(1, T(L, [0, 3]), T(L, [[1., 1.], [1., 1.]])),
+    lambda x, L: x.index_fill_(1, T(L, [0, 3]), 2.),
+    lambda x, L: x.index_copy_(1, T(L, [0, 3]), T(L, [[1., 1.], [1., 1.]])),
+])
+def test_bad_inplace_changes_nothing(call):
+    x = onion.tensor(X)
+    v = x._version
+    with pytest.raises((RuntimeError, IndexError)):
+        call(x, onion)
+    assert x.tolist() == X and x._version == v
+
+
+def test_inplace_and_out():
+    for lib in (torch, onion):
+        x = T(lib, X)
+        r = x.scatter_(1, T(lib, [[2, 0]]), T(lib, [[9., 8.]]))
+        assert r is x and x.tolist() == [[8., 1., 9.], [3., 4., 5.]]
+        out = lib.empty(0)
+        lib.gather(T(lib, X), 1, T(lib, [[1], [0]]), out=out)
+        assert out.tolist() == [[1.], [3.]]
+        out = lib.empty(0)
+        lib.index_select(T(lib, X), 1, T(lib, [2]), out=out)
+        assert out.tolist() == [[2.], [5.]]
+        y = T(lib, X).tril_(0)
+        assert y.tolist() == [[0., 0., 0.], [3., 4., 0.]]
+
+
+# ----------------------------------------------------------------------------- gradients
+@pytest.mark.parametrize("fn", [
+    lambda L, x, s: x.gather(1, T(L, [[2, 2], [0, 1]])) * s[:, :2],
+    lambda L, x, s: x.scatter(1, T(L, [[2, 0], [1, 1]]), s[:, :2]),
+    lambda L, x, s: x.scatter_add(1, T(L, [[2, 2], [1, 1]]), s[:, :2]),
+    lambda L, x, s: x.scatter_reduce(1, T(L, [[2, 2, 0], [1, 1, 0]]), s, "prod"),
+    lambda L, x, s: x.scatter_reduce(1, T(L, [[2, 2, 0], [1, 1, 0]]), s, "amax", include_self=False),
+    lambda L, x, s: x.scatter_reduce(1, T(L, [[2, 2, 0], [1, 1, 0]]), s, "mean"),
+    lambda L, x, s: x.index_add(1, T(L, [2, 2, 0]), s, alpha=3),
+    lambda L, x, s: x.index_copy(1, T(L, [2, 0, 1]), s),
+    lambda L, x, s: x.index_reduce(1, T(L, [2, 2, 0]), s, "prod"),
+    lambda L, x, s: x.index_reduce(1, T(L, [2, 2, 0]), s, "amin", include_self=False),
+    lambda L, x, s: x.index_fill(1, T(L, [2, 2]), s[0, 0]),
+    lambda L, x, s: x.roll(1, 1) * s,
+    lambda L, x, s: x.rot90() * s.t(),
+    lambda L, x, s: x.repeat(2, 2) * s.repeat(2, 2),
+    lambda L, x, s: x.triu(1) + s.tril(),
+    lambda L, x, s: x.select_scatter(s[0], 0, 1),
+    lambda L, x, s: x.slice_scatter(s[:, :1], 1, 1, 2),
+    lambda L, x, s: x.diagonal_scatter(s[0, :2]),
+    lambda L, x, s: L.diag_embed(x) * 2 + L.diag(s[0]).sum(),
+    lambda L, x, s: x.repeat_interleave(T(L, [1, 2, 0]), dim=1) * 3,
+    lambda L, x, s: L.segment_reduce(x, "prod", lengths=T(L, [[1, 2], [3, 0]]), axis=1) * s[:, :2],
+])
+def test_gradients(fn):
+    rng = np.random.default_rng(0)
+    xv = rng.standard_normal((2, 3))
+    xv[0, 1] = 0.0      # a zero for the prod gradients
+    sv = rng.standard_normal((2, 3))
+    grads = []
+    for lib in (torch, onion):
+        x = lib.tensor(xv, requires_grad=True)
+        s = lib.tensor(sv, requires_grad=True)
+        y = fn(lib, x, s)
+        g = lib.tensor(np.linspace(-1, 1, int(np.prod(tuple(y.shape)))).reshape(tuple(y.shape)))
+        grads.append([v.tolist() if v is not None else None
+                      for v in lib.autograd.grad(y, (x, s), g, allow_unused=True)])
+    gt, go = grads
+    for a, b in zip(go, gt):
+        assert (a is None) == (b is None)
+        if a is not None:
+            np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-12)
+
+
+def test_scatter_add_large_matches_torch():
+    """Many repeats into few positions, 1-D and along dim 1 (the ufunc.at path)."""
+    rng = np.random.default_rng(1)
+    src = rng.standard_normal((50, 400))
+    idx = rng.integers(0, 7, (50, 400))
+    z = np.zeros((50, 7))
+    rt = torch.tensor(z).scatter_add(1, torch.tensor(idx), torch.tensor(src))
+    ro = onion.tensor(z).scatter_add(1, onion.tensor(idx), onion.tensor(src))
+    np.testing.assert_allclose(ro.tolist(), rt.tolist(), rtol=1e-12, atol=1e-12)
+    rt = torch.tensor(z).scatter_reduce(1, torch.tensor(idx), torch.tensor(src), "amin", include_self=False)
+    ro = onion.tensor(z).scatter_reduce(1, onion.tensor(idx), onion.tensor(src), "amin", include_self=False)
+    assert ro.tolist() == rt.tolist()
+
+
+def test_out_overlap_refused():
+    """gather/index_select refuse an out= that is expanded or shares memory with an input, as PyTorch."""
+    for lib in (torch, onion):
+        src, idx = lib.arange(6.), lib.tensor([0, 1, 2])
+        for out in (lib.zeros(1).expand(3), src[:3]):
+            with pytest.raises(RuntimeError, match="unsupported operation"):
+                lib.gather(src, 0, idx, out=out)
+        x = lib.zeros(3, 6)
+        with pytest.raises(RuntimeError, match="unsupported operation"):
+            lib.index_select(x, 1, lib.tensor([0, 1]), out=lib.zeros(1, 2).expand(3, 2))
