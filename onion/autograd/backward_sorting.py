@@ -111,14 +111,25 @@ def evenly_distribute_backward(grad, self, result):
     return m * (grad / m.sum())
 
 
+def _spread_over_ties(grad, self, value, dim, keepdim):
+    """A reduction's gradient shared evenly by the elements equal to its value (amax/amin's rule)."""
+    nd = self.dim()
+    dims = list(range(nd)) if dim is None else ([dim % nd] if nd else [])
+    if not keepdim:
+        for d in sorted(dims):
+            grad = grad.unsqueeze(d)
+            value = value.unsqueeze(d)
+    mask = at._to_copy(at.eq_Tensor(value, self), grad._impl.dtype, None, None, None, False, None)
+    count = at.sum_dim_IntList(mask, dims, True, None) if dims else mask
+    return grad * mask / count
+
+
 def aminmax_backward(grad_min, grad_max, self, dim, keepdim, min, max):  # noqa: A002
     """aminmax: amin's and amax's gradients (each spread evenly over its ties), added."""
-    from .formulas import amax_backward
-    dims = [] if dim is None else [dim]
     out = None
     if grad_min is not None:
-        out = amax_backward(grad_min, self, min, dims, keepdim)
+        out = _spread_over_ties(grad_min, self, min, dim, keepdim)
     if grad_max is not None:
-        g = amax_backward(grad_max, self, max, dims, keepdim)
+        g = _spread_over_ties(grad_max, self, max, dim, keepdim)
         out = g if out is None else out + g
     return out
