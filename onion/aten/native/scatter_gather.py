@@ -93,15 +93,22 @@ def _flat_targets(out_shape, dim, idx):
     (``idx`` has the same number of dims; its other sizes are no larger than the result's)."""
     strides = contiguous_strides(out_shape)
     st = strides[dim]
-    flat = idx * st if st != 1 else idx.copy()
     nd = idx.ndim
+    # the other dims' offsets summed over their (small) broadcast shape, then one pass over the index
+    off = None
     for d in range(nd):
         n = idx.shape[d]
         if d == dim or n == 1:
             continue
         sh = [1] * nd
         sh[d] = n
-        flat += (np.arange(n, dtype=np.int64) * strides[d]).reshape(sh)
+        part = (np.arange(n, dtype=np.int64) * strides[d]).reshape(sh)
+        off = part if off is None else off + part
+    if st == 1:
+        return idx.copy() if off is None else np.add(idx, off)
+    flat = np.multiply(idx, st)
+    if off is not None:
+        flat += off
     return flat
 
 
