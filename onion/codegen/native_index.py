@@ -68,11 +68,19 @@ def backward_helper_names() -> frozenset:
     for node in _parse(BACKWARD_HELPERS_FILE).body:
         if isinstance(node, (ast.FunctionDef, ast.ClassDef)):
             names.add(node.name)
+        elif isinstance(node, ast.ImportFrom) and node.level == 1 and [a.name for a in node.names] == ["*"]:
+            names.update(_star_names(os.path.join(os.path.dirname(BACKWARD_HELPERS_FILE), node.module + ".py")))
         elif isinstance(node, (ast.Import, ast.ImportFrom)):
             names.update((a.asname or a.name).split(".")[0] for a in node.names)
         elif isinstance(node, ast.Assign):
             names.update(t.id for t in node.targets if isinstance(t, ast.Name))
     return frozenset(n for n in names if not n.startswith("_") or n in dir(builtins))
+
+
+def _star_names(path: str) -> set:
+    """What ``from .backward_<area> import *`` brings: the module's public top-level functions and classes."""
+    return {n.name for n in _parse(path).body
+            if isinstance(n, (ast.FunctionDef, ast.ClassDef)) and not n.name.startswith("_")}
 
 
 def fingerprint() -> str:

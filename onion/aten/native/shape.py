@@ -13,7 +13,9 @@ import numpy as np
 
 from ...backends import backend_for
 from ...core import dtype as _dt
+from ...core.creation_meta import CreationMeta
 from ...core.device import canonical
+from ...core.tls import tls
 from ...core.promotion import can_cast, promote_types
 from .. import iterator as _it
 from .. import view_geometry as g
@@ -407,14 +409,24 @@ def _slices(self, sizes, dim):
     return out
 
 
+def _multi_output(parts, self):
+    """Views that are outputs of one node (split, unbind): PyTorch forbids modifying them in place with grad
+    mode on (CreationMeta.MULTI_OUTPUT_NODE); a stricter meta of the input (no_grad, inference) is kept."""
+    impl = self._impl
+    if tls.grad_enabled and not impl._inference and not impl._creation_meta:
+        for p in parts:
+            p._impl._creation_meta = CreationMeta.MULTI_OUTPUT_NODE
+    return parts
+
+
 def split(self, split_size, dim=0):
     sizes, dim = _split_sizes_for(self, split_size, dim)
-    return _slices(self, sizes, dim)
+    return _multi_output(_slices(self, sizes, dim), self)
 
 
 def split_with_sizes(self, split_sizes, dim=0):
     sizes, dim = _split_with_sizes_check(self, split_sizes, dim)
-    return _slices(self, sizes, dim)
+    return _multi_output(_slices(self, sizes, dim), self)
 
 
 def split_sizes(self, split_size, dim=0):
@@ -428,6 +440,7 @@ def _unview(parts):
         impl._base = None
         impl._base_tensor = None
         impl._vc = [0]
+        impl._creation_meta = 0
     return parts
 
 
@@ -471,7 +484,7 @@ def unbind(self, dim=0):
     if n == 0:
         raise IndexError("Dimension specified as 0 but tensor has no dimensions")
     dim = g.wrap_dim(dim, n)
-    return [at.select_int(self, dim, i) for i in range(_shape(self)[dim])]
+    return _multi_output([at.select_int(self, dim, i) for i in range(_shape(self)[dim])], self)
 
 
 def unbind_copy(self, dim=0):
@@ -803,6 +816,8 @@ def sum_to_size(self, size):
     shape = tuple(_shape(self))
     if not g.is_expandable_to(size, shape):
         raise RuntimeError(f"size {{{list(size)}}} is not expandable to size {{{list(shape)}}}.")
+    if not size:            # at::sum_to: an empty target is a full sum (a new tensor, bool summed to int64)
+        return at.sum(self, None)
     if shape == size:
         return self
     lead = len(shape) - len(size)
