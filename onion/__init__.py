@@ -83,9 +83,7 @@ def _load() -> None:
     from .bindings.python_torch_functions import is_conj, is_inference
     g.update(is_inference=is_inference, is_conj=is_conj)
     from . import functional as _functional      # torch/functional.py's Python-level forms of the shape ops
-    g.update({n: getattr(_functional, n) for n in ("split", "tensor_split", "meshgrid", "atleast_1d", "atleast_2d",
-                                                   "atleast_3d", "broadcast_tensors", "broadcast_shapes")})
-    Tensor.split = _functional.split_method
+    _functional.install(Tensor, g)
     _LOADED = True
 
 

@@ -21,15 +21,27 @@ def _is_int(x) -> bool:
     return isinstance(x, int) and not isinstance(x, bool) or hasattr(x, "__index__") and not hasattr(x, "_impl")
 
 
+def _plain_int(v) -> bool:
+    """An int the parser would take for an ``int`` parameter; one outside int64 raises its overflow error."""
+    if type(v) is not int:
+        return False
+    if not -(1 << 63) <= v < (1 << 63):
+        raise ValueError("Overflow when unpacking long long")
+    return True
+
+
 def split_method(self, split_size, dim=0):
-    """Tensor.split: an int is split.Tensor, a sequence of sizes is split_with_sizes (torch/_tensor.py)."""
+    """Tensor.split: an int is split.Tensor, a sequence of sizes is split_with_sizes (torch/_tensor.py).
+    Anything else goes to the argument parser, which names what is wrong."""
     if hasattr(split_size, "_impl"):
         try:
             split_size = int(split_size)
-        except ValueError:
+        except (ValueError, RuntimeError, TypeError):
             pass
-    if isinstance(split_size, int):
+    if _plain_int(split_size) and _plain_int(dim):
         return tuple(_ops.split_Tensor(self, split_size, dim))
+    if isinstance(split_size, int) and not isinstance(split_size, bool):
+        return tuple(_F.FUNCTIONS["split"](self, split_size, dim))
     return tuple(_F.FUNCTIONS["split_with_sizes"](self, split_size, dim))
 
 
@@ -38,7 +50,16 @@ def split(tensor, split_size_or_sections, dim=0):
 
 
 def tensor_split_method(self, indices_or_sections, dim=0):
-    return tuple(_F.FUNCTIONS["tensor_split"](self, indices_or_sections, dim))
+    """An int is tensor_split.sections, a tensor tensor_indices_or_sections, a sequence indices."""
+    v = indices_or_sections
+    if _plain_int(dim):
+        if hasattr(v, "_impl"):
+            return tuple(_ops.tensor_split_tensor_indices_or_sections(self, v, dim))
+        if _plain_int(v):
+            return tuple(_ops.tensor_split_sections(self, v, dim))
+        if isinstance(v, (list, tuple)) and all(type(i) is int and -(1 << 63) <= i < (1 << 63) for i in v):
+            return tuple(_ops.tensor_split_indices(self, list(v), dim))
+    return tuple(_F.FUNCTIONS["tensor_split"](self, v, dim))
 
 
 def tensor_split(input, indices_or_sections, dim=0):  # noqa: A002 - torch's parameter name
@@ -96,3 +117,35 @@ def broadcast_shapes(*shapes):
         elif not _is_int(s):
             raise TypeError(f"Input shapes should be of type ints, a tuple of ints, or a list of ints, got {shapes}")
     return _Size(_g.broadcast_shapes(*[tuple(s) if isinstance(s, (list, tuple, _Size)) else s for s in shapes]))
+
+
+def _refuse_resize_with_grad(t):
+    # PyTorch's autograd kernel of resize_ (VariableTypeManual), before the in-place checks
+    if t._impl.requires_grad:
+        raise RuntimeError("cannot resize variables that require grad")
+
+
+def resize_method(self, *size, memory_format=None):
+    _refuse_resize_with_grad(self)
+    return _RESIZE_(self, *size, memory_format=memory_format)
+
+
+def resize_as_(self, the_template, *, memory_format=None):
+    _refuse_resize_with_grad(self)
+    return _F.FUNCTIONS["resize_as_"](self, the_template, memory_format=memory_format)
+
+
+_RESIZE_ = None
+
+
+def install(tensor_cls, namespace) -> None:
+    """Put these forms where torch has them (called once by ``onion._load``)."""
+    global _RESIZE_
+    for n in ("split", "tensor_split", "meshgrid", "atleast_1d", "atleast_2d", "atleast_3d", "broadcast_tensors",
+              "broadcast_shapes", "resize_as_"):
+        namespace[n] = globals()[n]
+    _RESIZE_ = tensor_cls.resize_
+    tensor_cls.split = split_method
+    tensor_cls.tensor_split = tensor_split_method
+    tensor_cls.resize_ = resize_method
+    tensor_cls.resize_as_ = resize_as_

@@ -41,7 +41,8 @@ def cat_tensors_backward(grad, sizes, dtypes, dim):
     acc = 0
     for shape, dt in zip(sizes, dtypes):
         if len(shape) == 1 and shape[0] == 0:
-            out.append(at.zeros([0], gi.dtype, None, gi.device, None))
+            real = gi.dtype.is_complex and not dt.is_complex
+            out.append(at.zeros([0], gi.dtype.to_real() if real else gi.dtype, None, gi.device, None))
             continue
         size = shape[dim]
         out.append(_real_if_needed(dt, at.narrow(grad, dim, acc, size)))

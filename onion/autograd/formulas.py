@@ -344,4 +344,6 @@ def numel_of(sizes) -> int:
     for s in sizes:
         n *= s
     return n
-from .backward_shape import *  # noqa: F401,F403
+
+
+from .backward_shape import *  # noqa: F401,F403,E402

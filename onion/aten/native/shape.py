@@ -129,11 +129,14 @@ def cat(tensors, dim=0):
         return empty_tensor(shape, dt, dev, strides)
     xp = backend_for(dev).xp
     if strides is None and dev.type == "cpu" and len(arrays) == len(tensors) and shape:
-        if all(a.dtype == dt.np for a in arrays):
-            r = np.concatenate(arrays, axis=dim)
-        else:
-            r = np.empty(shape, dt.np)
-            _concat_into(np, r, arrays, dim)
+        r = np.empty(shape, dt.np)      # row-major whatever the inputs' order (NumPy would keep theirs)
+        if dt is tensors[0]._impl.dtype and dt is tensors[-1]._impl.dtype and r.size:
+            try:                        # one dtype (the common case): no per-array check; a mix raises
+                np.concatenate(arrays, axis=dim, out=r, casting="no")
+                return wrap(r, dt, dev)
+            except TypeError:
+                pass
+        _concat_into(np, r, arrays, dim)
         return wrap(r, dt, dev)
     out = empty_tensor(shape, dt, dev, strides)
     _concat_into(xp, out._impl._array, arrays, dim)
@@ -161,11 +164,10 @@ def cat_out(tensors, dim=0, out=None):
                         f"{o.dtype.scalar_type_name}")
     if o._inference:
         o.check_writable()
+    _it.resize_out(out, shape, None if strides is None else (lambda: strides))
     if dev.type != "meta":
         _it.check_internal_overlap(o)
         _assert_no_overlap(o, [t._impl for t in tensors])
-    _it.resize_out(out, shape, None if strides is None else (lambda: strides))
-    if dev.type != "meta":
         _concat_into(backend_for(dev).xp, o._array, arrays, dim)
     o.bump_version()
     return out
@@ -463,11 +465,11 @@ def split_with_sizes_copy(self, split_sizes, dim=0):
 
 def _copy_list_out(parts, out, opname):
     if len(out) != len(parts):
-        raise RuntimeError(f"{opname}: expected {len(parts)} output tensors, but got {len(out)}")
+        raise RuntimeError(f"{opname} expected an out= argument of size {len(parts)}, got size {len(out)}")
     for p, o in zip(parts, out):
         _it.check_out_device(p._impl.device, o._impl)
         if o._impl.dtype is not p._impl.dtype:
-            raise RuntimeError(f"{opname} expected out tensor to have dtype {p._impl.dtype.typemeta_name}, but got "
+            raise RuntimeError(f"Expected out tensor to have dtype {p._impl.dtype.typemeta_name}, but got "
                                f"{o._impl.dtype.typemeta_name} instead")
     for p, o in zip(parts, out):
         _it.resize_out(o, _shape(p))
@@ -476,7 +478,7 @@ def _copy_list_out(parts, out, opname):
 
 def split_with_sizes_copy_out(self, split_sizes, dim=0, out=None):
     sizes, dim = _split_with_sizes_check(self, split_sizes, dim)
-    _copy_list_out(_slices(self, sizes, dim), out, "split_with_sizes_copy_out()")
+    _copy_list_out(_slices(self, sizes, dim), out, "split_with_sizes_copy_out")
 
 
 def unbind(self, dim=0):
@@ -493,7 +495,7 @@ def unbind_copy(self, dim=0):
 
 def unbind_copy_out(self, dim=0, out=None):
     parts = at.unbind_int(self, dim)
-    _copy_list_out(parts, out, "unbind_copy_int_out()")
+    _copy_list_out(parts, out, "unbind_copy_int_out")
 
 
 def _chunk_sizes(self, chunks, dim):
@@ -685,12 +687,21 @@ def narrow_Tensor(self, dim, start, length):
     return at.narrow(self, dim, int(backend_for(si.device).to_numpy(si._array)), length)
 
 
+def _narrow_copy_dim(self, dim):
+    if _ndim(self) and dim >= _ndim(self):      # the CPU kernel's own check, before the dim is wrapped
+        raise RuntimeError("Expected dim < static_cast<int64_t>(self_sizes.size()) to be true, but got false.  "
+                           "(Could this error message be improved?  If so, please report an enhancement request "
+                           "to PyTorch.)")
+
+
 def narrow_copy(self, dim, start, length):
+    _narrow_copy_dim(self, dim)
     dim, start = _narrow_start(self, dim, start, length, False)
     return at.clone(at.slice_Tensor(self, dim, start, start + length, 1), "contiguous_format")
 
 
 def narrow_copy_out(self, dim, start, length, out=None):
+    _narrow_copy_dim(self, dim)
     dim, start = _narrow_start(self, dim, start, length, False)
     return _copy_out(at.slice_Tensor(self, dim, start, start + length, 1), out)
 
@@ -849,7 +860,13 @@ def unfold_backward(grad_in, input_sizes, dim, size, step):
     count = grad_in._impl._array.shape[d]
     if count == 0 or size == 0:
         return out
-    # window w covers positions w*step .. w*step+size-1; add each offset's slab at once
+    if gi.device.type == "cpu":
+        # window w covers positions w*step .. w*step+size-1: one scatter-add of every window at once
+        idx = np.arange(count)[:, None] * step + np.arange(size)[None, :]
+        dst = np.moveaxis(out._impl._array, d, 0)
+        np.add.at(dst, idx, np.moveaxis(gi._array, (d, n), (0, 1)))
+        return out
+    # other backends: add each offset's slab at once
     for k in range(size):
         dst = at.slice_Tensor(out, d, k, k + (count - 1) * step + 1, step)
         src = at.select_int(grad_in, n, k)
@@ -1152,7 +1169,15 @@ def logspace_tensor_bounds(start, end, steps, base=10.0, dtype=None, layout=None
 
 
 def logspace_out(start, end, steps, base=10.0, out=None):
-    vals = _logspace_array(start, end, steps, base, out._impl.dtype)
+    dt = out._impl.dtype
+    if dt is _dt.bool:
+        raise NotImplementedError("\"logspace_cpu\" not implemented for 'Bool'")
+    if not dt.is_complex:
+        from .factories import checked_scalar
+        for v in (start, end):
+            if isinstance(v, complex):
+                checked_scalar(v, dt)       # PyTorch's "value cannot be converted ... without overflow"
+    vals = _logspace_array(start, end, steps, base, dt)
     _it.iterator_out(out, (steps,))
     _write_values(out, vals)
     out._impl.bump_version()
@@ -1160,7 +1185,14 @@ def logspace_out(start, end, steps, base=10.0, out=None):
 
 
 def logspace_tensor_out(start, end, steps, base=10.0, out=None):
+    from ...core.tensor import Tensor
     (s, e), _ = _logspace_bounds(start, end)
+    dst = out._impl.device
+    for name, b in (("start", start), ("end", end)):
+        # the bounds are copied to out's device (end not when out is meta), as linspace's
+        if isinstance(b, Tensor) and b._impl.device != dst and (name == "start" or dst.type != "meta"):
+            raise RuntimeError(f"Attempting to copy from device {b._impl.device} to device {dst}, but cross-device "
+                               "copies are not allowed!")
     return at.logspace_out(s, e, steps, base, out)
 
 
@@ -1199,9 +1231,13 @@ def equal(self, other):
 
 def _resize_geometry(size, memory_format):
     shape = tuple(size)
-    for s in shape:
-        if s < 0:
-            raise RuntimeError(f"Trying to create tensor with negative dimension {s}: {list(shape)}")
+    if any(s < 0 for s in shape) or math.prod(shape) > (1 << 63) - 1:
+        n = 1
+        for s in shape:         # c10's checked numel, over the sizes as unsigned 64-bit numbers
+            n *= s % (1 << 64)
+            if n > (1 << 63) - 1:
+                raise RuntimeError("numel: integer multiplication overflow")
+        raise RuntimeError(f"Trying to create tensor with negative dimension {min(shape)}: {list(shape)}")
     fmt = memory_format or "contiguous_format"
     if fmt == "preserve_format":
         raise RuntimeError("Unsupported memory format Preserve")
