@@ -321,39 +321,42 @@ def column_stack_out(tensors, out=None):
 
 
 def _chunk_cat_parts(tensors, dim, num_chunks):
+    """Each tensor padded along ``dim`` to a multiple of ``num_chunks`` and viewed as (lead..., num_chunks, -1)."""
     if not tensors:
         raise RuntimeError("_chunk_cat expects a non-empty input tensor list")
-    if num_chunks < 1:
-        raise RuntimeError("_chunk_cat expects positive num_chunks")
     ref = tensors[0]._impl
     dt = ref.dtype
     dev = ref.device
-    n = ref._array.ndim
-    if n == 0:
-        raise RuntimeError("_chunk_cat expects non-scalar input tensor")
-    dim = g.wrap_dim(dim, n)
-    parts = []
     for t in tensors:
         im = t._impl
-        shape = im._array.shape
-        if im._array.ndim == 0:
-            raise RuntimeError("_chunk_cat expects non-scalar input tensor")
+        if im._array.size == 0:
+            raise RuntimeError("_chunk_cat expects non-empty tensor")
         if im.dtype is not dt:
             raise RuntimeError("_chunk_cat expects all input tensors with the same dtype")
         if im.device != dev:
             raise RuntimeError("_chunk_cat expects all inputs tensors on the same device")
-        if len(shape) != n or shape[:dim] != ref._array.shape[:dim]:
-            raise RuntimeError("_chunk_cat expects same sizes of 0,...,dim-1 dimensions for all tensors")
-        if im._array.size == 0:
-            raise RuntimeError("_chunk_cat expects non-empty tensor")
-        # pad the chunked dim up to a multiple of num_chunks, then view it as (num_chunks, rest)
+    ndims = {_ndim(t) for t in tensors}
+    if len(ndims) == 1:
+        dim = g.wrap_dim(dim, ref._array.ndim)
+    else:
+        if dim < 0:
+            raise RuntimeError("_chunk_cat expects non-negative dim when input tensors have different ndims")
+        if any(dim >= n for n in ndims):
+            raise RuntimeError("_chunk_cat expects dim < ndim for all input tensors")
+    lead = list(ref._array.shape[:dim])
+    if any(list(_shape(t)[:dim]) != lead for t in tensors):
+        raise RuntimeError("_chunk_cat expects same sizes of 0,...,dim-1 dimensions for all tensors")
+    if num_chunks < 1:
+        raise RuntimeError("_chunk_cat expects positive num_chunks")
+    parts = []
+    for t in tensors:
+        shape = _shape(t)
         size = shape[dim]
         padded = -(-size // num_chunks) * num_chunks
         if padded != size:
             pad_shape = list(shape)
             pad_shape[dim] = padded - size
             t = at.cat([t, at.zeros(pad_shape, dt, None, dev, None)], dim)
-        lead = list(shape[:dim])
         parts.append(at.reshape(t, lead + [num_chunks, -1]))
     return parts, dim + 1
 
