@@ -84,6 +84,9 @@ def _load() -> None:
     g.update(is_inference=is_inference, is_conj=is_conj)
     from . import functional as _functional      # torch/functional.py's Python-level forms of the shape ops
     _functional.install(Tensor, g)
+    from .bindings.python_indexing import make_nonzero, make_nonzero_method, unravel_index
+    g.update(nonzero=make_nonzero(g["nonzero"]), unravel_index=unravel_index)
+    Tensor.nonzero = make_nonzero_method(Tensor.nonzero)
     _LOADED = True
 
 

@@ -347,3 +347,4 @@ def numel_of(sizes) -> int:
 
 
 from .backward_shape import *  # noqa: F401,F403,E402
+from .backward_indexing import *  # noqa: F401,F403

@@ -11,9 +11,8 @@ from __future__ import annotations
 from ..core.dispatch_key import K
 from .context import context
 from .derivatives import META_ATTRS
-from .gen_registrations import HEADER, KeyFile
+from .gen_registrations import KeyFile
 from .naming import arg_names
-from .pyfmt import fit_all
 
 OUT_ERROR = ": functions with out=... arguments don't support automatic differentiation, but one of the " \
             "arguments requires grad."
@@ -89,7 +88,7 @@ class AutogradWriter:
         lists = [(a, n) for a, n in zip(args, names) if a.type.is_tensor_like and not a.is_out and a.type.is_list]
         call = ", ".join(names)
         head = f"def {f.ident}_autograd(ks, {call}):"
-        redispatch = [f"    ks &= _AFTER_AUTOGRAD", f"    return _ops.redispatch_{f.ident}[ks](ks, {call})", ""]
+        redispatch = ["    ks &= _AFTER_AUTOGRAD", f"    return _ops.redispatch_{f.ident}[ks](ks, {call})", ""]
         if f.is_out:
             self.out_kernel(f, head, names, tensors, redispatch)
             return
