@@ -16,11 +16,12 @@ from dataclasses import dataclass, field
 SHAPES = {"bmm": (1, 2, 2)}
 # operators whose tensors other than the first must be 0-dim (they take a scalar tensor)
 SCALAR_TENSOR_ARGS = {"fill_": ("value",), "linspace": ("start", "end"), "masked_fill": ("value",),
-                      "masked_fill_": ("value",)}
+                      "masked_fill_": ("value",), "logspace": ("start", "end"), "fill": ("value",)}
 # tensor arguments whose dtype is not float32, by name
 TENSOR_DTYPES = {"condition": "bool", "mask": "bool", "index": "int64"}
 # arguments whose value is not decided by type alone
-VALUES = {("to", "dtype"): "float32", ("clamp", "min"): 0.25, ("div", "rounding_mode"): "floor"}
+VALUES = {("to", "dtype"): "float32", ("clamp", "min"): 0.25, ("div", "rounding_mode"): "floor",
+          ("unfold_copy", "size"): 1, ("unfold_copy", "step"): 1, ("unfold", "size"): 1, ("unfold", "step"): 1}
 
 
 @dataclass

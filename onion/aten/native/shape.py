@@ -861,7 +861,7 @@ def unfold_backward(grad_in, input_sizes, dim, size, step):
     if n == 0:
         return at.add_Tensor(out, at.sum(grad_in, None), 1)
     count = grad_in._impl._array.shape[d]
-    if count == 0 or size == 0:
+    if count == 0 or size == 0 or gi.device.type == "meta" or out._impl.device.type == "meta":
         return out
     if gi.device.type == "cpu":
         # window w covers positions w*step .. w*step+size-1: one scatter-add of every window at once
@@ -1187,7 +1187,7 @@ def logspace_out(start, end, steps, base=10.0, out=None):
     return out
 
 
-def logspace_tensor_out(start, end, steps, base=10.0, out=None):
+def _logspace_tensor_out(start, end, steps, base=10.0, out=None):
     from ...core.tensor import Tensor
     (s, e), _ = _logspace_bounds(start, end)
     dst = out._impl.device
@@ -1289,3 +1289,16 @@ def resize_as_(self, the_template, memory_format=None):
     if memory_format == "preserve_format":
         memory_format = g.suggest_memory_format(shape, ti.strides)
     return at.resize_(self, list(shape), memory_format)
+
+
+# logspace's Tensor overloads with out= (0-dim bounds): CompositeImplicitAutograd bodies, found by name, as linspace's
+def logspace_Tensor_Tensor_out(start, end, steps, base=10.0, out=None):
+    return _logspace_tensor_out(start, end, steps, base, out)
+
+
+def logspace_Tensor_Scalar_out(start, end, steps, base=10.0, out=None):
+    return _logspace_tensor_out(start, end, steps, base, out)
+
+
+def logspace_Scalar_Tensor_out(start, end, steps, base=10.0, out=None):
+    return _logspace_tensor_out(start, end, steps, base, out)
