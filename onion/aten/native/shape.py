@@ -853,6 +853,8 @@ def unfold(self, dimension, size, step):
 
 def unfold_backward(grad_in, input_sizes, dim, size, step):
     """The gradient of unfold: every window's gradient added back where the window came from."""
+    if step <= 0:
+        raise ValueError(f"step is {step} but must be > 0")
     sizes = list(input_sizes)
     gi = grad_in._impl
     out = at.zeros(sizes, gi.dtype, None, gi.device, None)
