@@ -172,6 +172,12 @@ def add_big(lib):
     return lambda: lib.add(x, y)
 
 
+def cat_100(lib):
+    """cat of 100 float32 tensors of 10,000 elements (1M in all)."""
+    parts = [_t(lib, 10_000, seed=i) for i in range(100)]
+    return lambda: lib.cat(parts)
+
+
 @dataclass
 class Case:
     name: str
@@ -248,6 +254,7 @@ CASES = [
     Case("MLP step 784-128-64-10, batch 64", 1.2, mlp_step((784, 128, 64, 10), 64)),
     Case("MLP step 16-16-16-4, batch 8", 1.5, mlp_step((16, 16, 16, 4), 8)),
     Case("add 16M float32 (vs np.add)", 1.05, add_big, ref="numpy"),
+    Case("cat 100 tensors, 1M float32", 1.5, cat_100),
     Case("import onion (s; ratio vs import torch)", 0.35, measure=measure_import, absolute=True, unit="s"),
 ]
 

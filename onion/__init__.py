@@ -88,6 +88,8 @@ def _load() -> None:
     g.update(return_types=return_types)
     from .bindings.python_torch_functions import is_conj, is_inference, is_neg
     g.update(is_inference=is_inference, is_conj=is_conj, is_neg=is_neg)
+    from . import functional as _functional      # torch/functional.py's Python-level forms of the shape ops
+    _functional.install(Tensor, g)
     from .bindings.python_indexing import make_nonzero, make_nonzero_method, unravel_index
     g.update(nonzero=make_nonzero(g["nonzero"]), unravel_index=unravel_index)
     Tensor.nonzero = make_nonzero_method(Tensor.nonzero)

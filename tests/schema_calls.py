@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 SHAPES = {"bmm": (1, 2, 2)}
 # operators whose tensors other than the first must be 0-dim (they take a scalar tensor)
 SCALAR_TENSOR_ARGS = {"fill_": ("value",), "linspace": ("start", "end"), "masked_fill": ("value",),
-                      "masked_fill_": ("value",)}
+                      "masked_fill_": ("value",), "logspace": ("start", "end"), "fill": ("value",)}
 # tensor arguments whose dtype is not float32, by name
 TENSOR_DTYPES = {"condition": "bool", "mask": "bool", "index": "int64"}
 # overloads no tensor made here can call (randint_like.Tensor's high must hold a positive integer; the out= of
@@ -27,7 +27,8 @@ VALUES = {("to", "dtype"): "float32", ("clamp", "min"): 0.25, ("div", "rounding_
           # random sampling: parameters inside each distribution's domain
           ("randint", "high"): 5, ("randint_like", "high"): 5, ("random", "to"): 5, ("randperm", "n"): 4,
           ("multinomial", "num_samples"): 1, ("geometric", "p"): 0.5, ("bernoulli", "p"): 0.5,
-          ("native_dropout", "p"): 0.5, ("normal", "mean"): 0.0, ("normal", "std"): 1.0}
+          ("native_dropout", "p"): 0.5, ("normal", "mean"): 0.0, ("normal", "std"): 1.0,
+          ("unfold_copy", "size"): 1, ("unfold_copy", "step"): 1, ("unfold", "size"): 1, ("unfold", "step"): 1}
 # ---- sort: tensors that must be integral (indices, counts' inputs) or 1-D (boundaries, bin edges)
 ARG_DTYPES = {("max", "max_values"): "int64", ("min", "min_indices"): "int64", ("searchsorted", "sorter"): "int64",
               ("bincount", "self"): "int64",

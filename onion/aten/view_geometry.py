@@ -562,3 +562,38 @@ def legacy_type_str(scalar_type, device_type="cpu"):
     backend = {"cpu": "CPU", "cuda": "CUDA", "meta": "Meta", "privateuseone": "PrivateUse1"}.get(
         device_type, device_type)
     return f"{backend}{scalar_type}Type"
+
+
+# --------------------------------------------------------------------------
+# shape operators (onion/aten/native/shape.py)
+# --------------------------------------------------------------------------
+
+def is_expandable_to(shape, desired):
+    """at::is_expandable_to: ``shape`` broadcasts to ``desired`` (trailing dims equal or 1)."""
+    n, m = len(shape), len(desired)
+    if n > m:
+        return False
+    for i in range(1, n + 1):
+        if shape[n - i] != desired[m - i] and shape[n - i] != 1:
+            return False
+    return True
+
+
+def unfold(sizes, strides, offset, dimension, size, step):
+    """Tensor.unfold: windows of ``size`` every ``step`` along ``dimension``, as a new last dim."""
+    n = len(sizes)
+    d = wrap_dim(dimension, n)
+    max_size = sizes[d] if n else 1
+    if size > max_size:
+        raise RuntimeError(f"maximum size for tensor at dimension {d} is {max_size} but size is {size}")
+    if size < 0:
+        raise RuntimeError(f"size is {size} but must be >= 0")
+    if step <= 0:
+        raise RuntimeError(f"step is {step} but must be > 0")
+    if n == 0:
+        return (size,), (1,), offset
+    new_sizes = list(sizes) + [size]
+    new_strides = list(strides) + [strides[d]]
+    new_sizes[d] = (sizes[d] - size) // step + 1
+    new_strides[d] = step * strides[d]
+    return tuple(new_sizes), tuple(new_strides), offset

@@ -54,14 +54,19 @@ def _run_graph(roots, grads, retain_graph: bool, decide=None) -> None:
     the common ``backward()`` to the fewest Python steps.
     """
     deps = {}
-    stack = list(dict.fromkeys(n for n, _ in roots))     # two outputs of one node are one root to walk
+    # each node is walked once, also when several roots are outputs of one node (split's parts) or one
+    # root is reachable from another: walking it twice would count its edges twice and it would never run
+    stack = list({n: None for n, _ in roots})
+    walked = set(stack)
     while stack:
         for nxt, _ in stack.pop().next_functions:
             if nxt is not None:
                 c = deps.get(nxt)
                 if c is None:
                     deps[nxt] = 1
-                    stack.append(nxt)
+                    if nxt not in walked:
+                        walked.add(nxt)
+                        stack.append(nxt)
                 else:
                     deps[nxt] = c + 1
     buffers = {}

@@ -219,6 +219,9 @@ class PySignature:
         outs = [p for p in self.params if p.arg.is_out]
         self.out_params = outs if len(outs) > 1 else None    # out=(values, indices) fills several
         self.wrap = for_schema(self.schema)                  # torch.return_types.max(values=, indices=)
+        rets = self.schema.returns
+        if self.wrap is None and len(rets) == 1 and rets[0].type.is_list:
+            self.wrap = tuple                                # a Tensor[] comes back as a tuple (split, unbind)
         self.has_options = any(a.name == "device" for a in args) and any(a.name == "dtype" for a in args)
         self.extras = set(python_extras)
         if self.has_options:

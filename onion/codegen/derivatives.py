@@ -23,7 +23,16 @@ META_ATTRS = {"shape": "{}._impl._array.shape", "dtype": "{}._impl.dtype", "devi
 # nodes PyTorch writes by hand (copy_), or whose index counts PyTorch entries onion does not declare
 # (fill.Scalar, fill.Tensor come before fill_ there): operator -> (class name, name() or None)
 NODE_NAME_OVERRIDES = {"copy_": ("CopyBackwards", "torch::autograd::CopyBackwards"),
-                       "fill_.Scalar": ("FillBackward2", None), "fill_.Tensor": ("FillBackward3", None)}
+                       "fill_.Scalar": ("FillBackward2", None), "fill_.Tensor": ("FillBackward3", None),
+                       "fill.Scalar": ("FillBackward0", None), "fill.Tensor": ("FillBackward1", None)}
+# the view_copy ops' nodes, named as torchgen names the derivatives it copies from the views
+NODE_NAME_OVERRIDES.update({f"{v}_copy{o}": (f"{c}Backward{i}_copy", None) for v, o, c, i in (
+    ("alias", "", "Alias", 0), ("as_strided", "", "AsStrided", 0), ("diagonal", "", "Diagonal", 0),
+    ("expand", "", "Expand", 0), ("permute", "", "Permute", 0), ("slice", ".Tensor", "Slice", 0),
+    ("squeeze", "", "Squeeze", 0), ("squeeze", ".dim", "Squeeze", 1), ("squeeze", ".dims", "Squeeze", 2),
+    ("t", "", "T", 0), ("transpose", ".int", "Transpose", 0), ("unfold", "", "Unfold", 0),
+    ("unsqueeze", "", "Unsqueeze", 0), ("view", "", "View", 0), ("split_with_sizes", "", "SplitWithSizes", 0),
+    ("unbind", ".int", "Unbind", 0))})
 FIELDS = {"name", "result", "output_differentiability", "dispatch", "auto_element_wise", "auto_linear"}
 
 

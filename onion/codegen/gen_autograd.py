@@ -48,6 +48,8 @@ def functional_plan(f, plans, derivs=None):
 
 
 def _requires_grad(arg, name) -> str:
+    if arg.type.is_list:        # a Tensor(a!)[] out= (split_with_sizes_copy.out)
+        return f"any(t._impl.requires_grad for t in {name})"
     if arg.type.optional:
         return f"({name} is not None and {name}._impl.requires_grad)"
     return f"{name}._impl.requires_grad"

@@ -98,8 +98,8 @@ def _sizes_candidate(fs):
 def _intlist_candidate(fs):
     """``t.view(2, 3)``, ``t.permute((1, 0))``, ``t.sum(1)``: self, then an int list, the rest defaulted."""
     for f in fs:
-        if f.is_out or _named_returns(f):
-            continue
+        if f.is_out or _named_returns(f) or any(r.type.is_list for r in f.func.returns):
+            continue        # (a Tensor[] return, split_with_sizes: the general path gives the tuple)
         args = f.func.arguments
         pos = [a for a in args if not a.kwarg_only]
         if len(pos) < 2 or pos[0].type.base != "Tensor" or pos[0].type.optional or pos[0].type.is_list:

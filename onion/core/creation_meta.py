@@ -15,7 +15,7 @@ from .tls import tls
 
 
 class CreationMeta(IntEnum):
-    """PyTorch's values, in its order; onion sets all but MULTI_OUTPUT_NODE."""
+    """PyTorch's values, in its order."""
 
     DEFAULT = 0
     IN_CUSTOM_FUNCTION = 1
@@ -62,6 +62,13 @@ def view_rebase_error(meta: int, indirect: bool, grad_fn_name: str | None = None
                 f"to handle view+inplace would override the custom backward associated with the custom Function, "
                 f"leading to incorrect gradients. This behavior is forbidden. You can fix this by cloning the output "
                 f"of the custom Function.")
+    if meta == CreationMeta.MULTI_OUTPUT_NODE:
+        head = (f"Output {output_nr} of {grad_fn_name} is a view and {modified} modified inplace."
+                if grad_fn_name is not None else
+                f"A view was created in no_grad mode and {modified} modified inplace with grad mode enabled.")
+        return (f"{head} This view is the output of a function that returns multiple views. Such functions do not "
+                f"allow the output views to be modified inplace. You should replace the inplace operation by an "
+                f"out-of-place one.")
     if grad_fn_name is None:
         prefix = "A view was created in"
     else:

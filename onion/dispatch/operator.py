@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from ..core.dispatch_key import RUNTIME_KEYS, K
 from ..core.tls import tls
-from .dispatch_table import FALLTHROUGH, KernelRegistration, compute_table
+from .dispatch_table import FALLTHROUGH, KernelRegistration, TableEntry, compute_table
 
 _NAMES = {int(k): k.name for k in RUNTIME_KEYS}
 
@@ -124,7 +124,7 @@ class OperatorHandle:
         table = self.table
         eff = ks & ~self._skip_mask
         key = eff.bit_length() - 1
-        entry = table[key] if key >= 0 else None
+        entry = table[key] if key >= 0 else self._undefined_entry()
         if entry is None:
             raise NotImplementedError(self._missing_message(key))
         fn = entry.fn
@@ -135,6 +135,16 @@ class OperatorHandle:
         else:
             (self.redispatch_cache if redispatch else self.dispatch_cache)[ks] = fn
         return fn
+
+    def _undefined_entry(self):
+        """No tensor to dispatch on (``cat([])``): PyTorch's Undefined key runs the operator's composite
+        kernel, if it has one, so the kernel can raise the operator's own error."""
+        for alias in (K.CompositeExplicitAutogradNonFunctional, K.CompositeExplicitAutograd,
+                      K.CompositeImplicitAutograd):
+            regs = self.kernels.get(alias)
+            if regs and not regs[-1].is_fallthrough:
+                return TableEntry(regs[-1].fn, f"Undefined: {alias.name}", regs[-1])
+        return None
 
     def _missing_message(self, key: int) -> str:
         backend = _NAMES.get(key, "Undefined")

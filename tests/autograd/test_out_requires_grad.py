@@ -52,7 +52,12 @@ KNOWN = {
        for name in ("norm.out", "norm.dtype_out") for arg in ("self", "out")},
 }
 _AUTOGEN_OUT = {"masked_fill.Scalar_out": ("self",), "masked_fill.Tensor_out": ("self", "value"),
-                "masked_scatter.out": ("self", "source"), "put.out": ("self", "source")}
+                "masked_scatter.out": ("self", "source"), "put.out": ("self", "source"),
+                **{f"{v}_copy.{o}": ("self",) for v, o in (
+                    ("alias", "out"), ("as_strided", "out"), ("diagonal", "out"), ("expand", "out"),
+                    ("permute", "out"), ("slice", "Tensor_out"), ("squeeze", "out"), ("squeeze", "dim_out"),
+                    ("squeeze", "dims_out"), ("t", "out"), ("transpose", "int_out"), ("unfold", "out"),
+                    ("unsqueeze", "out"), ("view", "out"))}}
 for _name, _inputs in _AUTOGEN_OUT.items():
     for _arg in _inputs:
         KNOWN[(_name, _arg)] = ("PyTorch autogenerates this out= overload, so it takes the boxed autograd fallback, "

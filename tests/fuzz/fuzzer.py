@@ -426,7 +426,8 @@ _SHAPES = ((3, 3), (3, 3, 3), (3,), ())
 _INT_BY_NAME = {"dim": (0, 1), "dim0": (0,), "dim1": (1,), "dim2": (1,), "index": (1,), "offset": (0,),
                 "steps": (4,), "storage_offset": (0,)}
 _INTLIST_BY_NAME = {"dims": ((1, 0), (2, 1, 0), (0,)), "dim": ((0,), (1,)), "size": ((3, 3), (9,), (3, 3, 3)),
-                    "shape": ((9,), (3, 3), (27,)), "stride": ((3, 1), (1,), (9, 3, 1))}
+                    "shape": ((9,), (3, 3), (27,)), "stride": ((3, 1), (1,), (9, 3, 1)),
+                    "split_sizes": ((1, 2), (3,)), "sizes": ((3, 1), (1, 3)), "physical_layout": ((1, 0), (0,))}
 _INDEX_NAMES = frozenset({"index", "indices", "idx", "sorter"})
 _SCALAR_BY_NAME = {"start": (0,), "end": (4,), "step": (1,), "exponent": (2,)}
 

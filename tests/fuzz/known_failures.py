@@ -19,6 +19,16 @@ KNOWN_FAILURES.update({
                                   "refuses the int beyond int64 there (TypeError); PyTorch's falls through to the "
                                   "int? overload, which raises ValueError",
 })
+_OVERLOAD_OVERFLOW = ("an int beyond int64 for movedim's int overload: PyTorch's parser raises its overflow "
+                      "ValueError on that overload; onion's tries the int[] overload next and reports TypeError")
+KNOWN_FAILURES.update({
+    **{f"{pre}{name}({args})": _OVERLOAD_OVERFLOW for pre, self_ in (("", "T(3, 3), "), ("T(3, 3).", ""))
+       for name in ("movedim", "moveaxis") for args in [f"{self_}{v}, 1" for v in ("2**63", "2**64", "-2**63+")]
+       + [f"{self_}1, {v}" for v in ("2**63", "2**64", "-2**63+")]},
+    "T(3, 3).unflatten(0, None)": ("PyTorch's Tensor.unflatten is Python code that reads an empty or None sizes as "
+                                   "'sizes must be non-empty'; onion's method is the binding, whose parser refuses "
+                                   "None for int[] first"),
+})
 
 
 # Calls whose integer arguments Hypothesis draws (any size, any sign) are not fixed calls, so they are

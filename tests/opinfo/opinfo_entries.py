@@ -60,9 +60,12 @@ def onion_callable(fn) -> Optional[Callable]:
         if kind == "method" and not any(name in k.__dict__ for k in onion.Tensor.__mro__):
             return None             # not Tensor's own (``Tensor.__ror__`` would be type's ``X | Tensor``)
         return getattr(onion if kind == "function" else onion.Tensor, name, None)
+    if isinstance(fn, torch._ops.OpOverload):      # torch.ops.aten.slice.Tensor -> onion.ops.aten.slice.Tensor
+        packet = getattr(onion.ops.aten, fn._schema.name.split("::")[-1], None)
+        return getattr(packet, fn._overloadname, None) if packet is not None else None
     if callable(fn) and not names_torch(fn) and all(_onion_has(n) for n in _code_names(fn.__code__)):
         return fn
-    return _seeded_wrapper_lambda(fn)
+    return _seeded_wrapper_lambda(fn) or _rebound_lambda(fn)
 
 
 def _seeded_wrapper_lambda(fn) -> Optional[Callable]:
@@ -117,6 +120,24 @@ def _wrapped_torch_ops(code, globs):
             if chain is not None and callable(chain) and chain is not globs["torch"]:
                 yield chain
             chain = None
+
+
+def _call(f, *args, **kwargs):
+    return f(*args, **kwargs)
+
+
+def _rebound_lambda(fn) -> Optional[Callable]:
+    """A lambda that calls ``torch.X`` (``lambda x: torch.zero_(x.clone())``, ``wrapper_set_seed(torch.Tensor.item,
+    ...)``), run with ``torch`` standing for onion, when every name it uses is one onion has."""
+    code = getattr(fn, "__code__", None)
+    if code is None or code.co_name != "<lambda>" or fn.__closure__ or code.co_freevars:
+        return None
+    names = set(_code_names(code)) - {"torch", "wrapper_set_seed"}
+    if not all(_onion_has(n) for n in names):
+        return None
+    import types
+    return types.FunctionType(code, {"torch": onion, "wrapper_set_seed": _call, "__builtins__": __builtins__},
+                              fn.__name__, fn.__defaults__)
 
 
 def _code_names(code):

@@ -3,4 +3,5 @@
 Codegen finds a ``dispatch:`` name in these modules (as torchgen finds
 ``at::native::`` functions): ``MODULES`` lists where to look.
 """
-MODULES = ("ufunc_formulas", "factories", "copy", "views", "reductions", "linalg", "pointwise", "indexing")
+MODULES = ("ufunc_formulas", "factories", "copy", "views", "reductions", "linalg", "pointwise", "indexing",
+           "shape")
