@@ -80,6 +80,8 @@ def _load() -> None:
     g.update(_C=_C, library=library, nn=nn, utils=utils, is_tensor=is_tensor, numel=numel, result_type=result_type)
     from .bindings.python_torch_functions import is_conj, is_inference
     g.update(is_inference=is_inference, is_conj=is_conj)
+    from ._linalg_functional import PUBLIC as _LINALG_PUBLIC
+    g.update(_LINALG_PUBLIC)
     _LOADED = True
 
 

@@ -14,3 +14,12 @@ KNOWN: dict[tuple, str] = {
     **{(key, check, dt): NO_CONJ_BIT for key in ("conj", "mH") for check in ("values", "method", "noncontiguous")
        for dt in ("complex64", "complex128")},
 }
+
+# ---- linalg
+GEMM_ROUNDING = ("float32/complex64 gemm: MKL's kernels (PyTorch's BLAS) sum the products in another order than "
+                 "NumPy's OpenBLAS; a sum with cancellation differs by a few ulps more than the default tolerance")
+KNOWN.update({
+    ("addbmm", "noncontiguous", "float32"): GEMM_ROUNDING,
+    **{("baddbmm", check, "complex64"): GEMM_ROUNDING
+       for check in ("values", "method", "noncontiguous", "out", "inplace")},
+})

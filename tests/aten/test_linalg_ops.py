@@ -1,0 +1,237 @@
+"""Products, contractions and decompositions against PyTorch: values, dtypes, strides and error texts."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+
+import onion
+
+pytestmark = pytest.mark.oracle
+
+
+def _pair(shape, dtype="float64", seed=0, fn=None):
+    rng = np.random.default_rng(seed)
+    a = rng.standard_normal(shape)
+    if fn is not None:
+        a = fn(a)
+    a = a.astype(dtype)
+    return onion.tensor(a), torch.tensor(a)
+
+
+def _same(ro, rt, rtol=1e-7, atol=1e-7, strides=True):
+    if isinstance(rt, (tuple, list)):
+        assert len(ro) == len(rt)
+        for a, b in zip(ro, rt):
+            _same(a, b, rtol, atol, strides)
+        return
+    assert str(ro.dtype).split(".")[-1] == str(rt.dtype).split(".")[-1]
+    assert tuple(ro.shape) == tuple(rt.shape)
+    if strides:
+        assert all(a == b for a, b, n in zip(ro.stride(), rt.stride(), rt.shape) if n > 1), (ro.stride(), rt.stride())
+    np.testing.assert_allclose(ro.detach().numpy(), rt.detach().numpy(), rtol=rtol, atol=atol)
+
+
+def _outcome(fn, *args, **kwargs):
+    try:
+        return "ok", fn(*args, **kwargs)
+    except Exception as e:  # noqa: BLE001 - compared with PyTorch's
+        return "err", e
+
+
+def _same_error(o_call, t_call):
+    ro = _outcome(o_call)
+    rt = _outcome(t_call)
+    assert rt[0] == "err", rt
+    assert ro[0] == "err", f"onion returned where torch raised {rt[1]}"
+    assert type(ro[1]) is type(rt[1]), (ro[1], rt[1])
+    assert str(ro[1]) == str(rt[1])
+
+
+# ----------------------------------------------------------------------------- products
+ERROR_CASES = [
+    ("dot", [(3,), (4,)]), ("dot", [(2, 3), (3,)]), ("vdot", [(3,), (4,)]),
+    ("mv", [(2, 3), (4,)]), ("mv", [(3,), (3,)]), ("mv", [(2, 3, 1), (3,)]),
+    ("addmv", [(3,), (2, 3), (3,)]), ("addmv", [(2, 2), (2, 3), (3,)]),
+    ("addr", [(2, 3), (2,), (4,)]), ("addr", [(2, 3), (2, 1), (3,)]),
+    ("baddbmm", [(2, 3, 4), (2, 3, 5), (2, 4, 4)]), ("baddbmm", [(3, 5), (2, 3, 5), (2, 5, 4)]),
+    ("addbmm", [(3, 4), (2, 3, 5), (3, 5, 4)]), ("addbmm", [(3, 4), (2, 3, 5), (2, 6, 4)]),
+    ("addbmm", [(3, 4), (3, 5), (3, 5, 4)]),
+    ("outer", [(2, 3), (3,)]), ("inner", [(2, 3), (4,)]), ("kron", [(2,), (3,)]),
+]
+
+
+@pytest.mark.parametrize("name,shapes", ERROR_CASES, ids=[f"{n}-{i}" for i, (n, _) in enumerate(ERROR_CASES)])
+def test_product_errors_match_torch(name, shapes):
+    pairs = [_pair(s, seed=i) for i, s in enumerate(shapes)]
+    o = [p[0] for p in pairs]
+    t = [p[1] for p in pairs]
+    if name == "kron":
+        # kron broadcasts anything: a worked value instead of an error
+        _same(onion.kron(*o), torch.kron(*t))
+        return
+    _same_error(lambda: getattr(onion, name)(*o), lambda: getattr(torch, name)(*t))
+
+
+def test_dtype_errors_match_torch():
+    a, ta = _pair((3,))
+    b, tb = _pair((3,), "float32")
+    _same_error(lambda: onion.dot(a, b), lambda: torch.dot(ta, tb))
+    m, tm = _pair((2, 3), "float32")
+    _same_error(lambda: onion.mv(m, a), lambda: torch.mv(tm, ta))
+    s, ts = _pair((2,))
+    _same_error(lambda: onion.addmv(s, m, b), lambda: torch.addmv(ts, tm, tb))
+    bo = onion.ones(3, dtype=onion.bool)
+    _same_error(lambda: onion.dot(bo, bo), lambda: torch.dot(torch.ones(3, dtype=torch.bool),
+                                                             torch.ones(3, dtype=torch.bool)))
+    i, ti = _pair((2, 3), "int64")
+    v1, tv1 = _pair((2,), "int64")
+    v2, tv2 = _pair((3,), "int64")
+    _same_error(lambda: onion.addr(i, v1, v2, beta=2.0), lambda: torch.addr(ti, tv1, tv2, beta=2.0))
+
+
+def test_products_with_scalars_match_torch():
+    s, ts = _pair((4,))
+    m, tm = _pair((4, 3), seed=1)
+    v, tv = _pair((3,), seed=2)
+    _same(onion.addmv(s, m, v, beta=0.5, alpha=-2), torch.addmv(ts, tm, tv, beta=0.5, alpha=-2))
+    nan = onion.full((4,), float("nan"), dtype=onion.float64)
+    # beta == 0 ignores self entirely (NaN included)
+    _same(onion.addmv(nan, m, v, beta=0), torch.addmv(torch.full((4,), float("nan"), dtype=torch.float64), tm, tv,
+                                                        beta=0))
+    x, tx = _pair((4, 3), seed=3)
+    _same(onion.addr(x, s, v, beta=2, alpha=3), torch.addr(tx, ts, tv, beta=2, alpha=3))
+    # addr promotes like an elementwise op
+    f, tf = _pair((3,), "float32", seed=4)
+    _same(onion.addr(x, s, f), torch.addr(tx, ts, tf))
+    b1, tb1 = _pair((5, 4, 2), seed=5)
+    b2, tb2 = _pair((5, 2, 3), seed=6)
+    _same(onion.addbmm(x, b1, b2, beta=0.5, alpha=2), torch.addbmm(tx, tb1, tb2, beta=0.5, alpha=2))
+    _same(onion.baddbmm(x, b1, b2, alpha=0.25), torch.baddbmm(tx, tb1, tb2, alpha=0.25))
+    i1 = onion.tensor([1, 2, 3], dtype=onion.int32)
+    i2 = onion.tensor([4, 5, 6], dtype=onion.int32)
+    _same(onion.dot(i1, i2), torch.dot(torch.tensor([1, 2, 3], dtype=torch.int32),
+                                       torch.tensor([4, 5, 6], dtype=torch.int32)))
+    c, tc = _pair((3,), "complex128", seed=7, fn=lambda a: a + 1j * a[::-1])
+    d, td = _pair((3,), "complex128", seed=8, fn=lambda a: a - 2j * a)
+    _same(onion.vdot(c, d), torch.vdot(tc, td))
+    _same(onion.dot(c, d), torch.dot(tc, td))
+
+
+def test_inplace_and_out_variants():
+    s, ts = _pair((4,))
+    m, tm = _pair((4, 3), seed=1)
+    v, tv = _pair((3,), seed=2)
+    r = s.addmv_(m, v, alpha=2)
+    assert r is s
+    _same(s, ts.addmv_(tm, tv, alpha=2))
+    out = onion.empty(0, dtype=onion.float64)
+    onion.mv(m, v, out=out)
+    _same(out, torch.mv(tm, tv))
+    x, tx = _pair((4, 3), seed=3)
+    x.addr_(s, v)
+    _same(x, tx.addr_(ts, tv))
+    o2 = onion.empty(0, dtype=onion.float64)
+    onion.outer(s, v, out=o2)
+    _same(o2, torch.outer(ts, tv))
+
+
+def test_autograd_of_products():
+    s, ts = _pair((4,))
+    m, tm = _pair((4, 3), seed=1)
+    v, tv = _pair((3,), seed=2)
+    for t in (s, m, v, ts, tm, tv):
+        t.requires_grad_(True)
+    ro = onion.addmv(s, m, v, beta=0.5, alpha=3).sum()
+    rt = torch.addmv(ts, tm, tv, beta=0.5, alpha=3).sum()
+    go = onion.autograd.grad(ro, [s, m, v])
+    gt = torch.autograd.grad(rt, [ts, tm, tv])
+    _same(list(go), list(gt))
+    ro = (onion.dot(v, v) + onion.outer(s, v).sum())
+    rt = (torch.dot(tv, tv) + torch.outer(ts, tv).sum())
+    _same(list(onion.autograd.grad(ro, [s, v])), list(torch.autograd.grad(rt, [ts, tv])))
+
+
+# ----------------------------------------------------------------------------- contractions
+EINSUM_CASES = [
+    ("ij,jk->ik", [(3, 4), (4, 5)]),
+    ("ij,jk", [(3, 4), (4, 5)]),
+    ("bij,bjk->bik", [(2, 3, 4), (2, 4, 5)]),
+    ("ii->i", [(4, 4)]),
+    ("ii", [(4, 4)]),
+    ("iij->j", [(3, 3, 2)]),
+    ("...ij,...jk->...ik", [(2, 1, 3, 4), (5, 4, 2)]),
+    ("i,j->ij", [(3,), (4,)]),
+    ("ij->", [(3, 4)]),
+    ("ab,bc,cd->ad", [(2, 30), (30, 40), (40, 3)]),
+    ("ab,bc,cd,de->ae", [(50, 2), (2, 50), (50, 2), (2, 50)]),
+    ("Ab,bA->A", [(3, 4), (4, 3)]),
+    ("i,i,i->", [(5,), (5,), (5,)]),
+    ("bn,anm,bm->ba", [(2, 3), (4, 3, 5), (2, 5)]),
+]
+
+
+@pytest.mark.parametrize("eq,shapes", EINSUM_CASES, ids=[c[0] for c in EINSUM_CASES])
+def test_einsum_matches_torch(eq, shapes):
+    pairs = [_pair(s, seed=i) for i, s in enumerate(shapes)]
+    for p in pairs:
+        p[0].requires_grad_(True)
+        p[1].requires_grad_(True)
+    ro = onion.einsum(eq, *[p[0] for p in pairs])
+    rt = torch.einsum(eq, *[p[1] for p in pairs])
+    # with three or more operands onion may take a cheaper order than PyTorch's left to right (PyTorch
+    # does the same with opt_einsum installed); the result is then another permutation of the same values
+    _same(ro, rt, rtol=1e-10, atol=1e-10, strides=len(shapes) <= 2)
+    go = onion.autograd.grad(ro.sum(), [p[0] for p in pairs])
+    gt = torch.autograd.grad(rt.sum(), [p[1] for p in pairs])
+    for a, b in zip(go, gt):
+        np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-10, atol=1e-10)
+
+
+def test_einsum_sublist_and_list_forms():
+    a, ta = _pair((3, 4))
+    b, tb = _pair((4, 5), seed=1)
+    _same(onion.einsum(a, [0, 1], b, [1, 2], [0, 2]), torch.einsum(ta, [0, 1], tb, [1, 2], [0, 2]))
+    _same(onion.einsum("ij,jk", [a, b]), torch.einsum("ij,jk", [ta, tb]))
+
+
+def test_einsum_path_choice_cheaper_than_left_to_right():
+    """A chain whose left-to-right order builds a 50x50x50 product; the path found avoids it."""
+    from onion.aten.native.contractions import _einsum_path, _left_to_right_cost
+    shapes = ((50, 1, 1, 2), (1, 1, 50, 2), (1, 2, 50, 1))     # 'ae,ce,cd' in a common layout
+    assert _left_to_right_cost(shapes) > 50 * 50 * 2
+    path = _einsum_path("ae,ce,cd->ad", ((50, 2), (50, 2), (50, 2)))
+    assert path == (1, 2, 0, 1)
+
+
+EINSUM_ERRORS = [
+    ("ij,jk", [(3, 4)]), ("ij", [(3, 4), (4, 5)]), ("ijk", [(3, 4)]), ("ij->k", [(3, 4)]),
+    ("i.j", [(3, 4)]), ("ij->ii", [(3, 4)]), ("ii->i", [(3, 4)]), ("i1", [(3, 4)]),
+    ("ij,jk->ik", [(3, 4), (5, 6)]),
+]
+
+
+@pytest.mark.parametrize("eq,shapes", EINSUM_ERRORS, ids=[f"{c[0]}-{len(c[1])}" for c in EINSUM_ERRORS])
+def test_einsum_errors_match_torch(eq, shapes):
+    pairs = [_pair(s, seed=i) for i, s in enumerate(shapes)]
+    _same_error(lambda: onion.einsum(eq, *[p[0] for p in pairs]), lambda: torch.einsum(eq, *[p[1] for p in pairs]))
+
+
+@pytest.mark.parametrize("dims", [2, 1, 0, ([1, 0], [0, 1]), ([0], [2])])
+def test_tensordot_matches_torch(dims):
+    a, ta = _pair((3, 4, 2))
+    b, tb = _pair((4, 3, 5) if dims != ([0], [2]) else (2, 2, 3), seed=1)
+    if dims == 2:
+        b, tb = _pair((4, 2, 5), seed=1)
+    elif dims == 1:
+        b, tb = _pair((2, 5), seed=1)
+    _same(onion.tensordot(a, b, dims), torch.tensordot(ta, tb, dims))
+
+
+def test_tensordot_errors_match_torch():
+    a, ta = _pair((3, 4))
+    b, tb = _pair((5, 3), seed=1)
+    _same_error(lambda: onion.tensordot(a, b, ([1], [0])), lambda: torch.tensordot(ta, tb, ([1], [0])))
+    _same_error(lambda: onion.tensordot(a, b, -1), lambda: torch.tensordot(ta, tb, -1))
+    _same_error(lambda: onion.tensordot(a, b, ([1, 0], [0])), lambda: torch.tensordot(ta, tb, ([1, 0], [0])))
