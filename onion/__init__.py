@@ -78,6 +78,8 @@ def _load() -> None:
     from .bindings.python_torch_functions import is_tensor, numel, result_type
     from .utils import _python_dispatch  # noqa: F401
     g.update(_C=_C, library=library, nn=nn, utils=utils, is_tensor=is_tensor, numel=numel, result_type=result_type)
+    from . import return_types  # noqa: F401  (torch.return_types)
+    g.update(return_types=return_types)
     from .bindings.python_torch_functions import is_conj, is_inference
     g.update(is_inference=is_inference, is_conj=is_conj)
     from ._linalg_functional import PUBLIC as _LINALG_PUBLIC

@@ -39,6 +39,7 @@ class Node:
     _num_outputs = 1
     _is_accumulate = False
     _saved_names = None       # generated nodes list their SavedVariable attributes
+    _saved_outputs: dict = {}  # output name -> attribute (``indices`` -> ``s_out1``), several-output nodes
 
     _pre_hooks = None       # output_nr -> [fn(grad) -> grad|None]
     _hooks = None           # [fn(grad_inputs, grad_outputs)]
@@ -63,11 +64,14 @@ class Node:
         exposes it (None when the input was not needed and so not saved)."""
         if attr.startswith("_saved_") and attr != "_saved_names":
             key = attr[len("_saved_"):]
-            for stored in ("s_" + key, "a_" + key):
+            out = type(self)._saved_outputs.get(key)       # a named output of a several-output operator
+            for stored in ((out,) if out else ("s_" + key, "a_" + key)):
                 if hasattr(type(self), stored) or stored in self.__dict__:
                     value = getattr(self, stored)
+                    if type(value) is list:                 # a saved Tensor[] argument
+                        return [None if v is None else v.unpack() for v in value]
                     if stored[0] == "s" and value is not None:
-                        return value.unpack(self) if key == "result" else value.unpack()
+                        return value.unpack(self) if key == "result" or out else value.unpack()
                     return value
         raise AttributeError(f"'{type(self).__name__}' object has no attribute '{attr}'")
 
@@ -86,8 +90,10 @@ class Node:
                 for n in names:
                     v = d.get(n)
                     if v is not None:
-                        v.released = True
-                        v.data = None
+                        for sv in (v if type(v) is list else (v,)):    # a saved Tensor[] is a list
+                            if sv is not None:
+                                sv.released = True
+                                sv.data = None
             return
         self._released = True
         for k, v in list(vars(self).items()):

@@ -17,6 +17,7 @@ from ..core.memory_format import memory_format as _memory_format
 from ..core.tensor import Tensor
 from ..dispatch.arguments import REQUIRED, python_default
 from ..aten.tensor_new import scalar_to_tensor
+from .return_types import for_schema
 
 # torch lets Python numbers stand for Tensor arguments only for these functions
 ALLOW_NUMBERS_AS_TENSORS = frozenset({
@@ -210,6 +211,9 @@ class PySignature:
                 self.positional[0].arg.type.base in ("int", "SymInt"):
             self.positional[0].varargs = True
         self.is_out = any(p.arg.is_out for p in self.params)
+        outs = [p for p in self.params if p.arg.is_out]
+        self.out_params = outs if len(outs) > 1 else None    # out=(values, indices) fills several
+        self.wrap = for_schema(self.schema)                  # torch.return_types.max(values=, indices=)
         self.has_options = any(a.name == "device" for a in args) and any(a.name == "dtype" for a in args)
         self.extras = set(python_extras)
         if self.has_options:
@@ -230,6 +234,9 @@ class PySignature:
         extra = {}
         for k, v in kwargs.items():
             p = self.by_name.get(k)
+            if p is None and k == "out" and self.out_params:
+                self._bind_outs(values, v)
+                continue
             if p is None:
                 if k in self.extras:
                     if k == "requires_grad" and not isinstance(v, bool) and v is not None:
@@ -246,6 +253,16 @@ class PySignature:
                     raise _NoMatch
                 values[p.index] = list(p.default) if isinstance(p.default, list) else p.default
         return values, extra
+
+    def _bind_outs(self, values, v) -> None:
+        """``out=(a, b)`` for an operator with several out arguments: one tensor each, in order."""
+        outs = self.out_params
+        if not isinstance(v, (tuple, list)) or not all(isinstance(t, Tensor) for t in v):
+            raise BadArgument(TypeError, f"argument 'out' must be tuple of Tensors, not {type(v).__name__}")
+        if len(v) != len(outs):
+            raise BadArgument(TypeError, f"expected tuple of {len(outs)} elements but got {len(v)}")
+        for p, t in zip(outs, v):
+            values[p.index] = t
 
     def describe(self) -> str:
         parts = []
@@ -334,6 +351,8 @@ class PyFunction:
             except BadArgument as e:
                 raise e.exc_type(f"{self.name}(): {e.text}") from None
             result = sig.handle.call(*values)
+            if sig.wrap is not None:
+                return sig.wrap(result)
             rg = extra.get("requires_grad")
             if rg:
                 result.requires_grad_(True)

@@ -37,6 +37,11 @@ class Derivative:
     output_differentiability: tuple | None = None
     not_implemented: str | None = None
     node_name: str = ""             # the generated class
+
+    @property
+    def list_args(self) -> frozenset:
+        """Names of the Tensor[] / Tensor?[] arguments."""
+        return frozenset(a.name for a in self.schema.arguments if a.type.is_tensor_like and a.type.is_list)
     display_name: str | None = None  # what name() returns, when not the class name
 
 
@@ -126,7 +131,8 @@ def load_derivatives(path: str, native_by_name: dict, helpers=None) -> dict:
             except SyntaxError as err:
                 raise CodegenError(f"{loc}: formula for {key} is not a Python expression: {err.msg}") from None
             if helpers is not None:
-                check_formula_names(tree, set(args) | set(helpers), loc, key)
+                returns = {r.name for r in schema.returns if r.name}
+                check_formula_names(tree, set(args) | set(helpers) | returns, loc, key)
             d.formulas.append((inputs, text))
         base = schema.name.rstrip("_") if not schema.name.startswith("__") else schema.name
         camel = _camel(base)            # counted by class name, as torchgen: _conj_physical and conj_physical_ share
@@ -145,12 +151,14 @@ def load_derivatives(path: str, native_by_name: dict, helpers=None) -> dict:
 class _Rewrite(ast.NodeTransformer):
     """Formula names -> generated locals: args ``v_x``, metadata ``m_x_shape``."""
 
-    def __init__(self, tensor_args, other_args):
+    def __init__(self, tensor_args, other_args, outputs=()):
         self.tensor_args = tensor_args
         self.other_args = other_args
+        self.outputs = outputs          # names a formula may use for the i-th output (see output_names)
         self.used_tensors = set()
         self.used_meta = set()
         self.used_other = set()
+        self.used_outputs = set()       # indices of outputs the formula reads (several-output operators)
         self.uses_result = False
         self.uses_mask = False
 
@@ -167,6 +175,10 @@ class _Rewrite(ast.NodeTransformer):
         if node.id in self.other_args:
             self.used_other.add(node.id)
             return ast.copy_location(ast.Name(id=f"v_{node.id}", ctx=node.ctx), node)
+        for i, names in enumerate(self.outputs):
+            if node.id in names:
+                self.used_outputs.add(i)
+                return ast.copy_location(ast.Name(id=f"v_out{i}", ctx=node.ctx), node)
         if node.id == "result":
             self.uses_result = True
             return ast.copy_location(ast.Name(id="v_result", ctx=node.ctx), node)
@@ -175,24 +187,52 @@ class _Rewrite(ast.NodeTransformer):
         return node
 
 
+def output_names(schema) -> tuple:
+    """For each return, the names a formula reads it by: its schema name (``values``, ``indices``) and
+    ``result<i>``; a single return is ``result`` (handled apart, as before several-output support)."""
+    rets = schema.returns
+    if len(rets) == 1:
+        return ()
+    return tuple(tuple(n for n in (r.name, f"result{i}") if n) for i, r in enumerate(rets))
+
+
+def differentiable_outputs(d: "Derivative") -> tuple:
+    """Indices of the returns that get history (``output_differentiability``; all by default)."""
+    rets = d.schema.returns
+    diff = d.output_differentiability or (True,) * len(rets)
+    return tuple(i for i, r in enumerate(rets) if i < len(diff) and diff[i] and r.type.is_tensor_like)
+
+
 @dataclass
 class NodePlan:
     d: Derivative
-    edges: list            # names of tensor args that get an edge
+    edges: list            # names of tensor args that get an edge (a Tensor[] arg: one edge per element)
     formulas: list         # [(edge indices, rewritten expr, rewrite info)]
     saved_tensors: set
     saved_meta: set
     saved_other: set
     saved_result: bool
+    list_edges: frozenset = frozenset()     # edges that are Tensor[] arguments: their places are known per call
+    saved_outputs: frozenset = frozenset()  # indices of returns the formulas read (several returns)
+    diff_outputs: tuple = (0,)              # indices of the returns that get history
+
+    @property
+    def dynamic(self) -> bool:
+        """Edges of a Tensor[] argument: the node records where each argument's edges start."""
+        return bool(self.list_edges)
 
 
 def plan_node(d: Derivative) -> NodePlan:
     args = d.schema.arguments
+    with_formula = {i for inputs, _text in d.formulas for i in inputs}
     tensor_args = [a.name for a in args if a.type.is_tensor_like and not a.is_out]
+    # a Tensor[] argument is differentiable only when it has a formula (Tensor?[] indices never do)
+    lists = {a.name for a in args if a.type.is_tensor_like and a.type.is_list and not a.is_out}
     other_args = [a.name for a in args if not a.type.is_tensor_like]
-    edges = [n for n in tensor_args if n not in d.non_differentiable]
+    edges = [n for n in tensor_args if n not in d.non_differentiable and (n not in lists or n in with_formula)]
+    outs = output_names(d.schema)
     formulas = []
-    st, sm, so, sr = set(), set(), set(), False
+    st, sm, so, sr, sout = set(), set(), set(), False, set()
     for inputs, text in d.formulas:
         idx = []
         for i in inputs:
@@ -202,36 +242,67 @@ def plan_node(d: Derivative) -> NodePlan:
         if text is None:
             formulas.append((idx, None, None))
             continue
-        rw = _Rewrite(set(tensor_args), set(other_args))
+        rw = _Rewrite(set(tensor_args), set(other_args), outs)
         tree = rw.visit(ast.parse(text, mode="eval"))
         formulas.append((idx, ast.unparse(tree), rw))
         st |= rw.used_tensors
         sm |= rw.used_meta
         so |= rw.used_other
         sr = sr or rw.uses_result
-    return NodePlan(d, edges, formulas, st, sm, so, sr)
+        sout |= rw.used_outputs
+    if sm & {(n, a) for n in lists for a in META_ATTRS}:
+        raise CodegenError(f"{d.loc}: a Tensor[] argument has no .shape/.dtype: use a helper on the list")
+    if sr and len(d.schema.returns) > 1:
+        raise CodegenError(f"{d.loc}: an operator with several returns reads them by name or as result0, result1...")
+    if sr and d.schema.returns and d.schema.returns[0].type.is_list:
+        raise CodegenError(f"{d.loc}: 'result' of a Tensor[] return cannot be saved; use grads and the inputs")
+    return NodePlan(d, edges, formulas, st, sm, so, sr, frozenset(lists & set(edges)), frozenset(sout),
+                    differentiable_outputs(d))
+
+
+def _edge_places(p: NodePlan, i: int) -> tuple:
+    """(the condition that edge ``i`` is live, the target it is assigned to) in a node's apply."""
+    name = p.edges[i]
+    if not p.dynamic:
+        return f"_nf[{i}][0] is not None", f"_r[{i}]"
+    if name in p.list_edges:
+        span = f"self.o_{name}:self.o_{name} + self.n_{name}"
+        return f"any(e[0] is not None for e in _nf[{span}])", f"_r[{span}]"
+    return f"_nf[self.o_{name}][0] is not None", f"_r[self.o_{name}]"
 
 
 def gen_node_class(p: NodePlan) -> list:
     n = len(p.edges)
-    saved = sorted(["s_" + t for t in p.saved_tensors] + (["s_result"] if p.saved_result else []))
+    saved = sorted(["s_" + t for t in p.saved_tensors] + (["s_result"] if p.saved_result else [])
+                   + [f"s_out{i}" for i in p.saved_outputs])
     L = [f"class {p.d.node_name}(_Node):", f"    _opname = {('aten::' + p.d.name)!r}",
          f"    _name = {p.d.display_name!r}",
          f"    _saved_names = {tuple(saved)!r}"]
+    if p.saved_outputs:
+        names = {nm: f"s_out{i}" for i in sorted(p.saved_outputs) for nm in output_names(p.d.schema)[i]}
+        L.append(f"    _saved_outputs = {names!r}")
+    if len(p.diff_outputs) != 1 and not (p.d.schema.returns and p.d.schema.returns[0].type.is_list):
+        L.append(f"    _num_outputs = {len(p.diff_outputs)}")
     # a tensor no live edge needs is not saved (PyTorch's should_compute_output): it reads as None
     L += [f"    {name} = None" for name in saved]
-    L += ["", "    def apply(self, grads):", "        grad = grads[0]", f"        _r = [None] * {n}",
+    size = "len(self.next_functions)" if p.dynamic else str(n)
+    L += ["", "    def apply(self, grads):", "        grad = grads[0]", f"        _r = [None] * {size}",
           "        if grad is None and grads.count(None) == len(grads):", "            return tuple(_r)",
           "        _nf = self.next_functions"]
     for idx, expr, rw in p.formulas:
-        cond = " or ".join(f"_nf[{i}][0] is not None" for i in idx)
+        cond = " or ".join(_edge_places(p, i)[0] for i in idx)
         L.append(f"        if {cond}:")
         if expr is None:
             L.append(f"            raise RuntimeError('derivative for aten::{p.d.name} is not implemented: "
                      f"{p.d.not_implemented}')")
             continue
         for t in sorted(rw.used_tensors):
-            L.append(f"            v_{t} = self.s_{t}.unpack() if self.s_{t} is not None else None")
+            if t in p.d.list_args:
+                L.append(f"            v_{t} = [None if s is None else s.unpack() for s in self.s_{t}]")
+            else:
+                L.append(f"            v_{t} = self.s_{t}.unpack() if self.s_{t} is not None else None")
+        for i in sorted(rw.used_outputs):
+            L.append(f"            v_out{i} = self.s_out{i}.unpack(self) if self.s_out{i} is not None else None")
         for t in sorted(rw.used_other):
             L.append(f"            v_{t} = self.a_{t}")
         for t, attr in sorted(rw.used_meta):
@@ -241,11 +312,11 @@ def gen_node_class(p: NodePlan) -> list:
         if rw.uses_mask:
             L.append("            grad_input_mask = tuple(e[0] is not None for e in _nf)")
         if len(idx) == 1:
-            L.append(f"            _r[{idx[0]}] = {expr}")
+            L.append(f"            {_edge_places(p, idx[0])[1]} = {expr}")
         else:
             L.append(f"            _t = {expr}")
             for k, i in enumerate(idx):
-                L.append(f"            _r[{i}] = _t[{k}]")
+                L.append(f"            {_edge_places(p, i)[1]} = _t[{k}]")
     L.append("        return tuple(_r)")
     L.append("")
     return L

@@ -11,9 +11,8 @@ from __future__ import annotations
 from ..core.dispatch_key import K
 from .context import context
 from .derivatives import META_ATTRS
-from .gen_registrations import HEADER, KeyFile
+from .gen_registrations import KeyFile
 from .naming import arg_names
-from .pyfmt import fit_all
 
 OUT_ERROR = ": functions with out=... arguments don't support automatic differentiation, but one of the " \
             "arguments requires grad."
@@ -84,19 +83,23 @@ class AutogradWriter:
         args = f.func.arguments
         tensors = [(a, n) for a, n in zip(args, names) if a.type.is_tensor_like and not a.is_out
                    and not a.type.is_list]
+        lists = [(a, n) for a, n in zip(args, names) if a.type.is_tensor_like and not a.is_out and a.type.is_list]
         call = ", ".join(names)
         head = f"def {f.ident}_autograd(ks, {call}):"
-        redispatch = [f"    ks &= _AFTER_AUTOGRAD", f"    return _ops.redispatch_{f.ident}[ks](ks, {call})", ""]
+        redispatch = ["    ks &= _AFTER_AUTOGRAD", f"    return _ops.redispatch_{f.ident}[ks](ks, {call})", ""]
         if f.is_out:
             self.out_kernel(f, head, names, tensors, redispatch)
             return
         p = self.plans.get(f.name, "missing")
         if p == "missing" and f.is_inplace:
             p = functional_plan(f, self.plans)
-        if p is None or not tensors:
+        if p != "missing" and p is not None:
+            lists = [(a, n) for a, n in lists if n in p.list_edges]
+        if p is None or not (tensors or lists):
             self.emit(f, [head, "    # not differentiable: nothing to record"] + redispatch)
             return
         terms = [_requires_grad(a, n) for a, n in tensors]
+        terms += [f"any(t is not None and t._impl.requires_grad for t in {n})" for _a, n in lists]
         pre = []
         if f.is_inplace:
             # a view made under no_grad of a base with history: check_inplace must see it (PyTorch forbids it)
@@ -104,7 +107,7 @@ class AutogradWriter:
             terms.append("(base is not None and base.requires_grad)")
         self.emit(f, [head] + pre + _if_any(terms, "_tls.grad_enabled", "    ")
                   + [f"        return {f.ident}_record(ks, {call})"] + redispatch)
-        self.record(f, p, names, tensors)
+        self.record(f, p, names, tensors, lists)
 
     def out_kernel(self, f, head, names, tensors, redispatch) -> None:
         """An ``out=`` overload records nothing, so it refuses any tensor that requires grad (the written
@@ -120,7 +123,7 @@ class AutogradWriter:
         lines = [head] + _if_any([_requires_grad(a, n) for a, n in tensors + outs], "_tls.grad_enabled", "    ")
         self.emit(f, lines + [f"        raise RuntimeError({name!r} + _OUT_ERROR)"] + redispatch)
 
-    def record(self, f, p, names, tensors) -> None:
+    def record(self, f, p, names, tensors, lists=()) -> None:
         call = ", ".join(names)
         node_class = "missing" if p == "missing" else p.d.node_name
         rec = [f"def {f.ident}_record(ks, {call}):",
@@ -128,19 +131,28 @@ class AutogradWriter:
                f'{f.name} below autograd."""']
         if f.is_inplace:
             rec.append(f"    _check_inplace({names[0]})")
+        list_names = {n for _a, n in lists}
         if p == "missing":
-            edges, saved = [n for _a, n in tensors], []
+            by_name = {n: a for a, n in tensors + list(lists)}
+            edges = [n for n in names if n in by_name]
+            saved = []
             rec.append(f"    node = _NotImplementedBackward('aten::{f.name}')")
         else:
             edges, saved = p.edges, sorted(p.saved_tensors)
             rec.append(f"    node = _nodes.{p.d.node_name}()")
-        rec.append("    node.next_functions = (" + "".join(f"_edge({e}), " for e in edges) + ")")
-        optional = {n for a, n in tensors if a.type.optional}
-        rec.append("    node._in_meta = (" + "".join(
-            f"_meta({e}), " if e in optional else f"({e}._impl._array.shape, {e}._impl.dtype, {e}._impl.device), "
-            for e in edges) + ")")
+        if list_names & set(edges):
+            rec += self.dynamic_edges(edges, list_names)
+        else:
+            rec.append("    node.next_functions = (" + "".join(f"_edge({e}), " for e in edges) + ")")
+            optional = {n for a, n in tensors if a.type.optional}
+            rec.append("    node._in_meta = (" + "".join(
+                f"_meta({e}), " if e in optional else f"({e}._impl._array.shape, {e}._impl.dtype, {e}._impl.device), "
+                for e in edges) + ")")
         if p != "missing":
             for t in saved:
+                if t in list_names or t in p.d.list_args:
+                    rec.append(f"    node.s_{t} = [None if t is None else _SavedVariable(t, False) for t in {t}]")
+                    continue
                 if f.is_inplace and t == names[0]:
                     save = f"node.s_{t} = _SavedVariable(_clone_for_save({t}), False)"
                 else:
@@ -165,14 +177,43 @@ class AutogradWriter:
                 "    finally:",
                 "        _tls.exclude = below",
                 "        _tls.mask = ~below"]
+        rets = f.func.returns
         if f.is_inplace:
             rec.append(f"    _rebase_history({names[0]}, node)")
+        elif len(rets) == 1 and rets[0].type.is_list:
+            rec += ["    node._num_outputs = len(result)", "    for _i, _t in enumerate(result):",
+                    "        if _t._impl.dtype.category >= 2:", "            _set_history(_t, node, _i)"]
+        elif len(rets) > 1:
+            diff = p.diff_outputs if p != "missing" else tuple(i for i, r in enumerate(rets) if r.type.is_tensor_like)
+            if p == "missing":
+                rec.append(f"    node._num_outputs = {len(diff)}")
+            for j, i in enumerate(diff):
+                rec += [f"    if result[{i}]._impl.dtype.category >= 2:", f"        _set_history(result[{i}], node, {j})"]
+            if p != "missing":
+                for i in sorted(p.saved_outputs):
+                    rec.append(f"    node.s_out{i} = _SavedVariable(result[{i}], {i in diff})")
         else:
             rec += ["    if result._impl.dtype.category >= 2:", "        _set_history(result, node)"]
         if p != "missing" and p.saved_result:
             rec.append("    node.s_result = _SavedVariable(result, True)")
         rec += ["    return result", ""]
         self.kf.body += rec
+
+    @staticmethod
+    def dynamic_edges(edges, list_names) -> list:
+        """Edges when a Tensor[] argument has one edge per element: the node records where each
+        argument's edges start (``o_<name>``) and, for a list, how many it has (``n_<name>``)."""
+        rec = ["    _e = []"]
+        for e in edges:
+            rec.append(f"    node.o_{e} = len(_e)")
+            if e in list_names:
+                rec += [f"    node.n_{e} = len({e})", f"    _e += [_edge(t) for t in {e}]"]
+            else:
+                rec.append(f"    _e.append(_edge({e}))")
+        rec.append("    node.next_functions = tuple(_e)")
+        parts = "".join(f"*{e}, " if e in list_names else f"{e}, " for e in edges)
+        rec.append(f"    node._in_meta = tuple(_meta(t) for t in ({parts}))")
+        return rec
 
     def run(self, fns) -> str:
         for f in fns:

@@ -38,9 +38,15 @@ def _groups(fns, method: bool):
     return groups
 
 
+def _named_returns(f) -> bool:
+    """Several named returns: the binding wraps them in a return type, so no fast path skips it."""
+    rets = f.func.returns
+    return len(rets) > 1 and all(r.name for r in rets)
+
+
 def _fast_candidate(fs, method: bool):
     for f in fs:
-        if f.is_out:
+        if f.is_out or _named_returns(f):
             continue
         args = f.func.arguments
         pos = [a for a in args if not a.kwarg_only]
@@ -80,7 +86,7 @@ def _sizes_candidate(fs):
     (``ones(SymInt[] size, *, ScalarType? dtype=None, ...)``)."""
     for f in fs:
         args = f.func.arguments
-        if f.is_out or not args or args[0].kwarg_only or not (args[0].type.is_list and args[0].type.base in
+        if f.is_out or _named_returns(f) or not args or args[0].kwarg_only or not (args[0].type.is_list and args[0].type.base in
                                                               ("int", "SymInt")):
             continue
         if all(a.kwarg_only and render_default(a) is not None for a in args[1:]):
@@ -91,7 +97,7 @@ def _sizes_candidate(fs):
 def _intlist_candidate(fs):
     """``t.view(2, 3)``, ``t.permute((1, 0))``, ``t.sum(1)``: self, then an int list, the rest defaulted."""
     for f in fs:
-        if f.is_out:
+        if f.is_out or _named_returns(f):
             continue
         args = f.func.arguments
         pos = [a for a in args if not a.kwarg_only]

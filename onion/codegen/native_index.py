@@ -3,7 +3,8 @@
 Codegen never imports a kernel module: it finds the names a ``dispatch:`` entry may
 use (top-level functions of ``onion/aten/native/*.py``), the ufunc formulas with their
 declared metadata (the literal arguments of ``@formula(kind, n_operands, ...)``), and
-the names a derivative formula may call (``onion/autograd/formulas.py``).  Only these
+the names a derivative formula may call (``onion/autograd/formulas.py`` and the ``backward_<family>.py``
+modules it star-imports).  Only these
 names feed the regeneration hash, so editing a kernel's body never regenerates.
 """
 from __future__ import annotations
@@ -15,7 +16,6 @@ from dataclasses import dataclass
 
 PKG = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 NATIVE_DIR = os.path.join(PKG, "aten", "native")
-FORMULAS_FILE = os.path.join(NATIVE_DIR, "ufunc_formulas.py")
 BACKWARD_HELPERS_FILE = os.path.join(PKG, "autograd", "formulas.py")
 
 
@@ -49,30 +49,50 @@ def kernel_names() -> dict:
 
 
 def ufunc_formulas() -> dict:
-    """Formula name -> FormulaInfo for every ``@formula(...)``-decorated function."""
+    """Formula name -> FormulaInfo for every ``@formula(...)``-decorated function of onion/aten/native
+    (ufunc_formulas.py, and any family module that declares its own, such as ufunc_special.py)."""
     out = {}
-    for node in _parse(FORMULAS_FILE).body:
-        if not isinstance(node, ast.FunctionDef):
-            continue
-        for deco in node.decorator_list:
-            if isinstance(deco, ast.Call) and getattr(deco.func, "id", None) == "formula" and len(deco.args) >= 2:
-                kind, n = (ast.literal_eval(a) for a in deco.args[:2])
-                out[node.name] = FormulaInfo(node.name, kind, n)
+    for mod in native_modules():
+        for node in _parse(os.path.join(NATIVE_DIR, mod + ".py")).body:
+            if not isinstance(node, ast.FunctionDef):
+                continue
+            for deco in node.decorator_list:
+                if isinstance(deco, ast.Call) and getattr(deco.func, "id", None) == "formula" and len(deco.args) >= 2:
+                    kind, n = (ast.literal_eval(a) for a in deco.args[:2])
+                    out[node.name] = FormulaInfo(node.name, kind, n)
     return out
 
 
 def backward_helper_names() -> frozenset:
     """Names a derivatives.yaml formula may use besides its own: what ``from formulas import *``
     brings into the generated nodes (public top-level names), plus Python's builtins."""
-    names = set(dir(builtins))
-    for node in _parse(BACKWARD_HELPERS_FILE).body:
+    return frozenset(n for n in _module_names(BACKWARD_HELPERS_FILE) | set(dir(builtins))
+                     if not n.startswith("_") or n in dir(builtins))
+
+
+def _module_names(path: str) -> set:
+    """Top-level names of a module; ``from .family import *`` (backward_<family>.py) brings that module's
+    public names, or its ``__all__``."""
+    names: set = set()
+    for node in _parse(path).body:
         if isinstance(node, (ast.FunctionDef, ast.ClassDef)):
             names.add(node.name)
+        elif isinstance(node, ast.ImportFrom) and node.level == 1 and [a.name for a in node.names] == ["*"]:
+            sub = os.path.join(os.path.dirname(path), *node.module.split(".")) + ".py"
+            names |= _star_names(sub)
         elif isinstance(node, (ast.Import, ast.ImportFrom)):
             names.update((a.asname or a.name).split(".")[0] for a in node.names)
         elif isinstance(node, ast.Assign):
             names.update(t.id for t in node.targets if isinstance(t, ast.Name))
-    return frozenset(n for n in names if not n.startswith("_") or n in dir(builtins))
+    return names
+
+
+def _star_names(path: str) -> set:
+    tree = _parse(path)
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "__all__" for t in node.targets):
+            return set(ast.literal_eval(node.value))
+    return {n for n in _module_names(path) if not n.startswith("_")}
 
 
 def fingerprint() -> str:

@@ -590,7 +590,7 @@ def test_out_resized_with_warning(op):
         ro = f(onion, x[0], y[0], out=oo)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        rt = f(torch, x[1], y[1], out=to)
+        assert f(torch, x[1], y[1], out=to) is to
     assert ro is oo
     assert_close(oo, to)
     # an empty out is resized silently

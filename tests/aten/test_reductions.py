@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from conftest import (meta_vs_cpu, DTYPE_NAMES, FLOAT_NAMES, assert_close, check_same, float32_sum_reference, from_np,
-                      make, meta_like, odt, onion, outcome, same_exc_type, tdt, tmeta_like, to_np, torch)
+                      make, meta_like, odt, onion, outcome, same_exc_type, tdt, to_np, torch)
 
 pytestmark = pytest.mark.oracle      # every test here compares with PyTorch
 

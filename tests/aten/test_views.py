@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from conftest import assert_close, check_same, geom, make, meta_like, onion, outcome, same_exc_type, torch
+from conftest import assert_close, geom, make, meta_like, onion, outcome, same_exc_type, torch
 
 pytestmark = pytest.mark.oracle      # every test here compares with PyTorch
 
