@@ -120,6 +120,24 @@ def make_tensor(lib, t: TensorSpec, device="cpu", zero_dim=False, requires_grad=
     return x
 
 
+INDEX_NAMES = {"index": "int64", "indices": "int64", "idx": "int64", "mask": "bool", "indices_or_sections": "int64",
+               "repeats": "int64", "sorter": "int64", "boundaries": "float32", "lengths": "int64", "offsets": "int64"}
+
+
+def variants(spec: CallSpec):
+    """The spec as built (2x2 float32), then with other dtypes, for operators that refuse float32 samples:
+    index-like arguments as int64/bool, then every tensor complex64, int64, float64, bool."""
+    import dataclasses
+    yield spec
+    plans = [lambda t: INDEX_NAMES.get(t.name, t.dtype)] + [
+        (lambda dt: lambda t: dt if t.name != "condition" else "bool")(dt)
+        for dt in ("complex64", "int64", "float64", "bool")]
+    for plan in plans:
+        tensors = [dataclasses.replace(t, dtype=plan(t)) if not t.is_out else t for t in spec.tensors]
+        if tensors != spec.tensors:
+            yield dataclasses.replace(spec, tensors=tensors)
+
+
 def out_template(lib, spec: CallSpec):
     """(shape, dtype name) the op gives its ``out=`` on plain CPU tensors (None if no dtype works)."""
     for dtype in ("float32", "bool", "int64"):

@@ -142,16 +142,36 @@ def _compare(spec, devices, zero_dim, out_shape, out_dtype):
     return None
 
 
+def _working_sample(spec):
+    """The first dtype variant of the sample whose all-CPU call torch accepts: (spec, out shape, out dtype),
+    or (None, torch's error, onion's result) when none works."""
+    first = None
+    for s in sc.variants(spec):
+        out_shape = out_dtype = None
+        if s.out is not None:
+            template = sc.out_template(torch, s)
+            if template is None:
+                continue
+            out_shape, out_dtype = template
+        base_t = sc.run(torch, s, _tensors(torch, s, ("cpu",) * len(s.tensors), None, out_shape, out_dtype))
+        if base_t[0] == "ok":
+            return s, out_shape, out_dtype
+        if first is None:
+            first = (base_t, sc.run(onion, s, _tensors(onion, s, ("cpu",) * len(s.tensors), None, None, None)))
+    return (None,) + (first or ((None, None), ("err", None)))
+
+
 @pytest.mark.parametrize("spec", SPECS)
 def test_device_mix_matches_torch(spec):
-    out_shape = out_dtype = None
-    if spec.out is not None:
-        template = sc.out_template(torch, spec)
-        assert template is not None, f"{spec.qualified}: no all-CPU call of torch works"
-        out_shape, out_dtype = template
-    base_t = sc.run(torch, spec, _tensors(torch, spec, ("cpu",) * len(spec.tensors), None, out_shape, out_dtype))
+    spec, out_shape, out_dtype = _working_sample(spec)
+    if spec is None:
+        # no sample of 2x2 tensors suits this operator (it wants other shapes or values): onion must
+        # refuse the first sample too, with torch's exception type, and the device mix is not tried
+        base_t, base_o = out_shape, out_dtype
+        if base_t[0] is not None:
+            assert base_o[0] == "err" and type(base_o[1]) is type(base_t[1]), (base_t, base_o)
+        pytest.skip("no 2x2 sample call of this operator works in torch")
     base_o = sc.run(onion, spec, _tensors(onion, spec, ("cpu",) * len(spec.tensors), None, out_shape, out_dtype))
-    assert base_t[0] == "ok", f"the sample call of {spec.qualified} fails in torch: {base_t[1]!r}"
     assert base_o[0] == "ok", f"the sample call of {spec.qualified} fails in onion: {base_o[1]!r}"
     problems = []
     for devices, zero_dim in _cases(spec):

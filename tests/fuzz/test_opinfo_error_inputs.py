@@ -47,7 +47,7 @@ def _cases():
             continue
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            errs = list(op.error_inputs(torch.device("cpu")))
+            errs = list(op.error_inputs("cpu"))
         for i, e in enumerate(errs):
             name = op.name + (f".{op.variant_test_name}" if op.variant_test_name else "")
             out.append(pytest.param(op, e, id=f"{name}-{i}"))
