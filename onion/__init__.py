@@ -84,6 +84,8 @@ def _load() -> None:
     g.update(is_inference=is_inference, is_conj=is_conj)
     from ._linalg_functional import PUBLIC as _LINALG_PUBLIC
     g.update(_LINALG_PUBLIC)
+    from . import linalg
+    g.update(linalg=linalg)
     _LOADED = True
 
 

@@ -8,7 +8,7 @@ import numbers
 from ._generated.python_functions import FUNCTIONS as _F
 from .core.tensor import Tensor
 
-__all__ = ["einsum", "tensordot"]
+__all__ = ["block_diag", "cdist", "einsum", "lu", "tensordot"]
 
 
 def tensordot(a, b, dims=2, out=None):
@@ -77,6 +77,36 @@ def einsum(*args):
         if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
             operands = list(operands[0])
     return _F["einsum"](equation, operands)
+
+
+def block_diag(*tensors):
+    """``torch.block_diag(*tensors)``."""
+    return _F["block_diag"](list(tensors))
+
+
+_CDIST_MODES = {"use_mm_for_euclid_dist_if_necessary": None, "use_mm_for_euclid_dist": 1,
+                "donot_use_mm_for_euclid_dist": 2}
+
+
+def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
+    """``torch.cdist``: ``compute_mode`` by name."""
+    if compute_mode not in _CDIST_MODES:
+        raise ValueError(f"{compute_mode} is not a valid value for compute_mode")
+    return _F["cdist"](x1, x2, p, _CDIST_MODES[compute_mode])
+
+
+def lu(A, pivot=True, get_infos=False, out=None):
+    """``torch.lu``: the packed LU factorization and its pivots (and the LAPACK infos with ``get_infos``)."""
+    LU, pivots, infos = _F["_lu_with_info"](A, pivot=pivot, check_errors=not get_infos)
+    result = (LU, pivots, infos) if get_infos else (LU, pivots)
+    if out is None:
+        return result
+    if len(out) != len(result):
+        raise TypeError(f"lu(): out expects {len(result)} tensors, got {len(out)}")
+    for o, r in zip(out, result):
+        o.resize_(r.shape) if tuple(o.shape) != tuple(r.shape) else None
+        o.copy_(r)
+    return tuple(out)
 
 
 PUBLIC = {name: globals()[name] for name in __all__}

@@ -344,3 +344,4 @@ def numel_of(sizes) -> int:
     for s in sizes:
         n *= s
     return n
+from .backward_linalg import *  # noqa: E402,F401,F403

@@ -187,12 +187,13 @@ def gen_functions(fns) -> str:
     lines = [HEADER, "from onion.core import dtype as _dt", "from onion.core.tensor import Tensor as _T, Size as _Size",
              "from onion.bindings.python_arg_parser import PyFunction as _PF, INT64_MIN as _I64_MIN, "
              "INT64_MAX as _I64_MAX",
-             "from onion._generated import operators as _ops", "", "FUNCTIONS = {}", "NN_FUNCTIONS = {}", ""]
+             "from onion._generated import operators as _ops", "", "FUNCTIONS = {}", "NN_FUNCTIONS = {}",
+             "LINALG_FUNCTIONS = {}", ""]
     for (module, name), fs in sorted(_groups(fns, False).items(), key=lambda kv: (kv[0][0] or "", kv[0][1])):
         with context(fs[0].loc, f"the binding onion.{name}"):
-            lines.extend(_binding(f"_F_{'nn_' if module else ''}{name}", name, fs, False))
+            lines.extend(_binding(f"_F_{module + '_' if module else ''}{name}", name, fs, False))
         lines.append(f"{name}.__qualname__ = {name}.__name__ = {name!r}")
-        table = "NN_FUNCTIONS" if module == "nn" else "FUNCTIONS"
+        table = {"nn": "NN_FUNCTIONS", "linalg": "LINALG_FUNCTIONS"}.get(module, "FUNCTIONS")
         lines.append(f"{table}[{name!r}] = {name}")
         lines.append("")
     return "\n".join(fit_all(lines)) + "\n"

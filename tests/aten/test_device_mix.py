@@ -43,7 +43,7 @@ DIV_MODE = ("div with rounding_mode: PyTorch 2.13's Python meta kernel checks on
             "dividend's device (no CPU scalar divisor; a meta dividend takes any divisor) and says so in its own "
             "words; onion treats it as every other TensorIterator operator")
 
-MATRIX_OPS = {"mm", "bmm", "matmul", "addmm", "addmm_", "linear"}
+MATRIX_OPS = {"mm", "bmm", "matmul", "addmm", "addmm_", "linear", "tensordot", "cdist"}
 INPLACE_ARITH = {"add_", "sub_", "mul_", "div_"}
 
 

@@ -30,6 +30,9 @@ KNOWN = {
     ("conj_physical.out", "self"): "PyTorch's conj_physical.out has no derivative entry (the differentiable op is "
                                    "_conj_physical), so it takes the boxed autograd fallback as relu.out does; onion "
                                    "declares it structured with _conj_physical's derivative and refuses",
+    ("lu_unpack.out", "LU_pivots"): "PyTorch's out= autograd check skips LU_pivots (non_differentiable in its "
+                                    "derivatives.yaml), so its kernel's pivots dtype check speaks first; onion's "
+                                    "check looks at every tensor argument",
     ("conj_physical.out", "out"): "the same fallback names the operator 'aten::conj_physical()'; onion says "
                                   "'conj_physical()'",
 }
@@ -68,7 +71,10 @@ def _call(lib, spec, grad_arg, shape, dtype):
 
 @pytest.mark.parametrize("spec", OUT_SPECS)
 def test_out_that_requires_grad_matches_torch(spec):
-    shape, dtype = sc.out_template(torch, spec)
+    template = sc.out_template(torch, spec)
+    # no sample of 2x2 float tensors works (dot wants vectors, cholesky a positive-definite matrix): the
+    # refusals are compared, with an empty float out
+    shape, dtype = template if template is not None else ((0,), "float32")
     grad_args = [t.name for t in spec.tensors if not t.is_out and t.dtype == "float32"]
     if dtype == "float32":
         grad_args.append("out")
@@ -92,7 +98,8 @@ def test_out_that_requires_grad_matches_torch(spec):
 def test_known_differences_still_differ():
     for qualified, grad_arg in KNOWN:
         spec = next(p.values[0] for p in OUT_SPECS if p.values[0].qualified == qualified)
-        shape, dtype = sc.out_template(torch, spec)
+        template = sc.out_template(torch, spec)
+        shape, dtype = template if template is not None else ((0,), "float32")
         rt, ro = _call(torch, spec, grad_arg, shape, dtype)[0], _call(onion, spec, grad_arg, shape, dtype)[0]
         assert rt[0] != ro[0] or str(rt[1]) != str(ro[1]), f"{qualified}: now matches torch; drop it from KNOWN"
 

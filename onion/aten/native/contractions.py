@@ -35,6 +35,25 @@ def _expand_check(s, shape):
                                                                                s.device.type))
 
 
+def _size(shape, d):
+    """Tensor::size(d): a dim past the tensor's rank is PyTorch's IndexError."""
+    n = len(shape)
+    if d >= n:
+        lo, hi = (-n, n - 1) if n else (-1, 0)
+        raise IndexError(f"Dimension out of range (expected to be in range of [{lo}, {hi}], but got {d})")
+    return shape[d]
+
+
+def _check_device_type(name, tensors):
+    """checkDeviceType: every tensor on the first one's device type."""
+    want = tensors[0]._impl.device.type
+    for t in tensors[1:]:
+        got = t._impl.device.type
+        if got != want:
+            raise RuntimeError(f"Expected tensor to have {want} DeviceType, but got tensor with {got} DeviceType "
+                               f"(while checking arguments for {name})")
+
+
 def _cast(a, ct):
     return a.astype(ct, copy=False)
 
@@ -260,8 +279,7 @@ def meta_baddbmm(self, batch1, batch2, beta=1, alpha=1):
     s = self._impl
     s1 = _shape(batch1)
     s2 = _shape(batch2)
-    if len(s1) >= 2 and len(s2) >= 3:
-        _expand_check(s, (s1[0], s1[1], s2[2]))
+    _expand_check(s, (_size(s1, 0), _size(s1, 1), _size(s2, 2)))
     s1, s2 = _batch_checks(batch1, batch2)
     bs, n, k = s1
     if s2[0] != bs or s2[1] != k:
@@ -305,8 +323,7 @@ def meta_addbmm(self, batch1, batch2, beta=1, alpha=1):
     s = self._impl
     s1 = _shape(batch1)
     s2 = _shape(batch2)
-    if len(s1) >= 2 and len(s2) >= 3:
-        _expand_check(s, (s1[1], s2[2]))
+    _expand_check(s, (_size(s1, 1), _size(s2, 2)))
     s1, s2 = _batch_checks(batch1, batch2)
     if s1[0] != s2[0]:
         raise RuntimeError(f"batch1 and batch2 must have same number of batches, got {s1[0]} and {s2[0]}")
@@ -409,6 +426,7 @@ def _inner_checks(self, other):
 
 
 def inner(self, other):
+    _check_device_type("inner()", (self, other))
     dims = _inner_checks(self, other)
     if dims is None:
         return at.mul_Tensor(self, other)
@@ -416,6 +434,7 @@ def inner(self, other):
 
 
 def inner_out(self, other, out):
+    _check_device_type("inner()", (self, other, out))
     dims = _inner_checks(self, other)
     if dims is None:
         return at.mul_out(self, other, out)
@@ -481,6 +500,10 @@ def tensordot(self, other, dims_self, dims_other):
 
 def tensordot_out(self, other, dims_self, dims_other, out):
     r = tensordot(self, other, dims_self, dims_other)
+    do, da, db = out._impl.device, self._impl.device, other._impl.device
+    if not (do == da and da == db):
+        raise RuntimeError(f"tensordot: Expected the output and input tensors to be on the same device, but got the "
+                           f"output tensor on {do}, input tensor a on {da}, and input tensor b on {db}")
     rd = r._impl.dtype
     od = out._impl.dtype
     if rd is not od:
@@ -492,32 +515,38 @@ def tensordot_out(self, other, dims_self, dims_other, out):
     return out
 
 
-def kron(self, other):
+def _kron_views(self, other):
+    """The two operands reshaped so that their product, laid out as (i0, j0, i1, j1, ...), is kron's result
+    once each pair of dims is merged; and that result's shape."""
     sa = _shape(self)
     sb = _shape(other)
     nd = max(len(sa), len(sb))
-    a = at.reshape(self, (1,) * (nd - len(sa)) + tuple(sa))
-    b = at.reshape(other, (1,) * (nd - len(sb)) + tuple(sb))
-    sa = _shape(a)
-    sb = _shape(b)
-    # a[i0, i1, ...] * b[j0, j1, ...] laid out as (i0, j0, i1, j1, ...), then merged pairwise
+    sa = (1,) * (nd - len(sa)) + tuple(sa)
+    sb = (1,) * (nd - len(sb)) + tuple(sb)
     ia = []
     ib = []
     for i in range(nd):
         ia += [sa[i], 1]
         ib += [1, sb[i]]
-    r = at.mul_Tensor(at.reshape(a, ia), at.reshape(b, ib))
-    return at.reshape(r, [sa[i] * sb[i] for i in range(nd)])
+    return at.reshape(self, ia), at.reshape(other, ib), [sa[i] * sb[i] for i in range(nd)], \
+        [n for i in range(nd) for n in (sa[i], sb[i])]
+
+
+def kron(self, other):
+    a, b, shape, _pairs = _kron_views(self, other)
+    return at.reshape(at.mul_Tensor(a, b), shape)
 
 
 def kron_out(self, other, out):
-    r = kron(self, other)
+    a, b, shape, pairs = _kron_views(self, other)
     from ..iterator import resize_out
-    if out._impl.dtype is not r._impl.dtype:
-        raise RuntimeError(f"Expected out tensor to have dtype {r._impl.dtype.typemeta_name}, but got "
-                           f"{out._impl.dtype.typemeta_name} instead")
-    resize_out(out, _shape(r))
-    at.copy_(out, r, False)
+    src = self._impl.device
+    if out._impl.device != src:
+        raise RuntimeError(f"Attempting to copy from device {src} to device {out._impl.device}, but cross-device "
+                           f"copies are not allowed!")
+    resize_out(out, shape)
+    # mul writes straight into out seen with the pairs of dims apart (PyTorch's kron_out does the same)
+    at.mul_out(a, b, at.view(out, pairs))
     return out
 
 
@@ -846,3 +875,58 @@ def einsum(equation, tensors, path=None):
             return at.view(result, list(_shape(result)[:out_num_dim]))
         return at.sum_dim_IntList(result, list(range(out_num_dim, perm_index)), False, None)
     return result
+
+
+# --------------------------------------------------------------------------
+# block_diag (CompositeExplicitAutograd in PyTorch: one kernel for every backend)
+# --------------------------------------------------------------------------
+
+def _block_diag_plan(tensors):
+    """The result's shape, dtype, device and each input's block (rows, cols) as a 2-D matrix."""
+    from ..iterator import common_dtype
+    blocks = []
+    dev = None
+    for i, t in enumerate(tensors):
+        impl = t._impl
+        s = impl._array.shape
+        if len(s) > 2:
+            raise RuntimeError(f"torch.block_diag: Input tensors must have 2 or fewer dimensions. Input {i} has "
+                               f"{len(s)} dimensions")
+        if dev is None:
+            dev = impl.device
+        elif impl.device != dev:
+            raise RuntimeError(f"torch.block_diag: input tensors must all be on the same device. Input 0 is on device "
+                               f"{dev} and input {i} is on device {impl.device}.")
+        blocks.append((1, 1) if len(s) == 0 else (1, s[0]) if len(s) == 1 else tuple(s))
+    from ...core import dtype as _dtm
+    dt = common_dtype([t._impl for t in tensors]) if tensors else _dtm.get_default_dtype()
+    from ...core.device import CPU
+    shape = (sum(b[0] for b in blocks), sum(b[1] for b in blocks))
+    return shape, dt, (dev if dev is not None else CPU), blocks
+
+
+def block_diag(tensors):
+    from ..tensor_new import empty_tensor
+    shape, dt, dev, blocks = _block_diag_plan(tensors)
+    out = empty_tensor(shape, dt, dev)
+    if dev.type == "meta":
+        return out
+    arr = out._impl._array
+    arr[...] = 0
+    r = c = 0
+    for t, (h, w) in zip(tensors, blocks):
+        arr[r:r + h, c:c + w] = t._impl._array.reshape(h, w)
+        r += h
+        c += w
+    return out
+
+
+def block_diag_out(tensors, out):
+    r = block_diag(tensors)
+    if out._impl.dtype is not r._impl.dtype:
+        raise RuntimeError(f"Expected out tensor to have dtype {r._impl.dtype.typemeta_name}, but got "
+                           f"{out._impl.dtype.typemeta_name} instead")
+    from ..iterator import resize_out
+    resize_out(out, _shape(r))
+    at.copy_(out, r, False)
+    return out
