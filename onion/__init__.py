@@ -86,6 +86,8 @@ def _load() -> None:
     g.update(_LINALG_PUBLIC)
     from . import linalg
     g.update(linalg=linalg)
+    from ._lowrank import PUBLIC as _LOWRANK_PUBLIC
+    g.update(_LOWRANK_PUBLIC)
     _LOADED = True
 
 

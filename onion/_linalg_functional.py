@@ -8,7 +8,7 @@ import numbers
 from ._generated.python_functions import FUNCTIONS as _F
 from .core.tensor import Tensor
 
-__all__ = ["block_diag", "cdist", "einsum", "lu", "tensordot"]
+__all__ = ["block_diag", "cdist", "einsum", "lu", "stft", "tensordot"]
 
 
 def tensordot(a, b, dims=2, out=None):
@@ -93,6 +93,14 @@ def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
     if compute_mode not in _CDIST_MODES:
         raise ValueError(f"{compute_mode} is not a valid value for compute_mode")
     return _F["cdist"](x1, x2, p, _CDIST_MODES[compute_mode])
+
+
+def stft(input, n_fft, hop_length=None, win_length=None, window=None, center=True,  # noqa: A002
+         pad_mode="reflect", normalized=False, onesided=None, return_complex=None, align_to_window=None):
+    """``torch.stft``: centred frames (padded by ``n_fft // 2`` with ``pad_mode``) unless ``center=False``."""
+    return _F["stft"](input, n_fft, hop_length=hop_length, win_length=win_length, window=window, center=center,
+                      pad_mode=pad_mode, normalized=normalized, onesided=onesided, return_complex=return_complex,
+                      align_to_window=align_to_window)
 
 
 def lu(A, pivot=True, get_infos=False, out=None):

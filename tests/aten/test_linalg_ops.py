@@ -369,3 +369,30 @@ def test_lu_solve_and_meta_shapes():
         ro, rt = fo(m), ft(tm)
         for x, y in zip(ro, rt):
             assert tuple(x.shape) == tuple(y.shape) and x.stride() == y.stride()
+
+
+def test_lowrank_recovers_an_exact_low_rank_matrix_as_torch():
+    rng = np.random.default_rng(1)
+    a = rng.standard_normal((7, 3)) @ rng.standard_normal((3, 5))
+    U, S, V = onion.svd_lowrank(onion.tensor(a), q=3)
+    tU, tS, tV = torch.svd_lowrank(torch.tensor(a), q=3)
+    np.testing.assert_allclose(S.numpy(), tS.numpy(), atol=1e-10)
+    np.testing.assert_allclose((U.numpy() * S.numpy()) @ V.numpy().T, a, atol=1e-10)
+    _, S, _ = onion.pca_lowrank(onion.tensor(a), q=3)
+    _, tS, _ = torch.pca_lowrank(torch.tensor(a), q=3)
+    np.testing.assert_allclose(S.numpy(), tS.numpy(), atol=1e-10)
+
+
+def test_stft_istft_round_trip_matches_torch():
+    x, tx = _pair((2, 64), seed=11)
+    w = onion.tensor(np.hanning(16))
+    tw = torch.tensor(np.hanning(16))
+    for kw in ({"center": True}, {"center": False, "normalized": True}, {"onesided": False}):
+        so = onion.stft(x, 16, hop_length=4, window=w, return_complex=True, **kw)
+        st = torch.stft(tx, 16, hop_length=4, window=tw, return_complex=True, **kw)
+        _same(so, st)
+    so = onion.stft(x, 16, hop_length=4, window=w, return_complex=True)
+    st = torch.stft(tx, 16, hop_length=4, window=tw, return_complex=True)
+    _same(onion.istft(so, 16, hop_length=4, window=w, length=64), torch.istft(st, 16, hop_length=4, window=tw, length=64))
+    _same(onion.stft(x, 16, return_complex=False, window=w), torch.stft(tx, 16, return_complex=False, window=tw))
+    _same_error(lambda: onion.stft(x, 16), lambda: torch.stft(tx, 16))

@@ -529,6 +529,8 @@ def _permutation_from_pivots(piv, m):
     """The row permutation P (as indices) with A = P L U from LAPACK's sequential row swaps."""
     batch = piv.shape[:-1]
     perm = _np.broadcast_to(_np.arange(m), batch + (m,)).copy()
+    if perm.size == 0 or piv.shape[-1] == 0:
+        return perm
     flat = perm.reshape(-1, m)
     pv = piv.reshape(-1, piv.shape[-1]).astype(_np.int64) - 1
     rows = _np.arange(flat.shape[0])
