@@ -88,6 +88,9 @@ def _load() -> None:
     g.update(linalg=linalg)
     from ._lowrank import PUBLIC as _LOWRANK_PUBLIC
     g.update(_LOWRANK_PUBLIC)
+    from .bindings.python_indexing import make_nonzero, make_nonzero_method, unravel_index
+    g.update(nonzero=make_nonzero(g["nonzero"]), unravel_index=unravel_index)
+    Tensor.nonzero = make_nonzero_method(Tensor.nonzero)
     _LOADED = True
 
 

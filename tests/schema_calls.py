@@ -15,7 +15,10 @@ from dataclasses import dataclass, field
 # base operator name -> the shape of its tensors, where 2x2 does not fit
 SHAPES = {"bmm": (1, 2, 2)}
 # operators whose tensors other than the first must be 0-dim (they take a scalar tensor)
-SCALAR_TENSOR_ARGS = {"fill_": ("value",), "linspace": ("start", "end")}
+SCALAR_TENSOR_ARGS = {"fill_": ("value",), "linspace": ("start", "end"), "masked_fill": ("value",),
+                      "masked_fill_": ("value",)}
+# tensor arguments whose dtype is not float32, by name
+TENSOR_DTYPES = {"condition": "bool", "mask": "bool", "index": "int64"}
 # arguments whose value is not decided by type alone
 VALUES = {("to", "dtype"): "float32", ("clamp", "min"): 0.25, ("div", "rounding_mode"): "floor"}
 
@@ -64,7 +67,7 @@ def call_spec(schema):
         is_out = getattr(a, "is_out", False) or (a.kwarg_only and name == "out")
         if ty.startswith("Tensor") and "[]" not in ty:
             shp = () if name in SCALAR_TENSOR_ARGS.get(op_name, ()) else (shape[-1],) if name == "bias" else shape
-            t = TensorSpec(name, len(spec.tensors), shp, "bool" if name == "condition" else "float32", is_out)
+            t = TensorSpec(name, len(spec.tensors), shp, TENSOR_DTYPES.get(name, "float32"), is_out)
             spec.tensors.append(t)
             val = t
         elif (base, name) in VALUES:

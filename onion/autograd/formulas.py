@@ -345,3 +345,4 @@ def numel_of(sizes) -> int:
         n *= s
     return n
 from .backward_linalg import *  # noqa: E402,F401,F403
+from .backward_indexing import *  # noqa: F401,F403

@@ -26,8 +26,8 @@ from .tensor_str import format_tensor
 
 
 def _index(self, key):
-    # the two commonest keys first: one in-range int (select) and one slice of ints (slice / alias);
-    # anything else, errors included, takes the general road below
+    # the commonest keys first: one in-range int (select), one slice of ints (slice / alias) and one
+    # index tensor (index); anything else, errors included, takes the general road below
     tk = type(key)
     if tk is int:
         shape = self._impl._array.shape
@@ -41,24 +41,88 @@ def _index(self, key):
                 if start is None and stop is None and (step is None or step == 1):
                     return at.alias(self)
                 return at.slice_Tensor(self, 0, start, stop, 1 if step is None else step)
-    return _index_general(self, key)
+    elif tk is Tensor and key._impl._array.ndim:
+        return at.index_Tensor(self, [key])
+    out, indices = _apply_slicing(self, key)
+    if indices:
+        return at.index_Tensor(out, indices)
+    if out is self:
+        out = at.alias(self)
+    return out
 
 
-def _index_general(self, key):
-    if type(key) is not tuple:
-        key = (key,)
-    n_real = n_ellipsis = 0     # one pass (no generator frames): the type errors first, then the counts
+_SEQUENCE_WARNING = ("Using a non-tuple sequence for multidimensional indexing is deprecated and will be changed in "
+                     "pytorch 2.9; use x[tuple(seq)] instead of x[seq]. In pytorch 2.9 this will be interpreted as "
+                     "tensor index, x[torch.tensor(seq)], which will result either in an error or a different result")
+
+
+def _treat_sequence_as_tuple(key) -> bool:
+    """PyTorch's (deprecated) reading of a list key holding slices, sequences, tensors, None or ``...``
+    as a tuple of indices, as NumPy once did."""
+    if not isinstance(key, list) or len(key) >= 32:
+        return False
     for k in key:
+        if k is None or k is Ellipsis or isinstance(k, (Tensor, list, tuple, slice)):
+            return True
+    return False
+
+
+def _sequence_to_index(seq) -> Tensor:
+    """A list in an index is a tensor: bool when its elements are, int64 otherwise (numbers truncated)."""
+    t = tensor(seq)
+    if t._impl.dtype is not _dt.bool and t._impl.dtype is not _dt.uint8 and t._impl.dtype is not _dt.int64:
+        t = t.to(_dt.int64)
+    return t
+
+
+def _bool_index(value: bool, device) -> Tensor:
+    """A Python bool (or 0-dim bool tensor) in an index: a new dim of size 1 kept (True) or emptied (False)."""
+    return tensor([0] if value else [], dtype=_dt.int64, device=device)
+
+
+def _as_key_items(key):
+    if type(key) is tuple:
+        return key
+    if _treat_sequence_as_tuple(key):
+        import warnings
+        warnings.warn(_SEQUENCE_WARNING, UserWarning, stacklevel=4)
+        return tuple(key)
+    return (key,)
+
+
+def _index_span(t) -> int:
+    """How many of the indexed tensor's dims an index tensor consumes: a mask its own dims (a 0-dim one
+    none: it adds a dim), anything else one."""
+    ki = t._impl
+    if ki.dtype is _dt.bool or ki.dtype is _dt.uint8:
+        return ki._array.ndim
+    return 1
+
+
+def _apply_slicing(self, key):
+    """PyTorch's applySlicing: the basic parts of ``key`` applied as views (select, slice, unsqueeze),
+    the advanced parts (index tensors, lists, bools) gathered into ``index``'s list against that view."""
+    items = list(_as_key_items(key))
+    n_real = 0      # one pass: the type errors first, the sequences made tensors, then the counts
+    for i, k in enumerate(items):
         tk = type(k)
         if tk is int or tk is slice:
             n_real += 1
-        elif k is Ellipsis:
-            n_ellipsis += 1
-        elif k is None or tk is bool:
+        elif k is Ellipsis or k is None or tk is bool or tk is np.bool_:
             pass
-        elif isinstance(k, (str, float)):
-            raise (TypeError if isinstance(k, str) else IndexError)("only integers, slices (`:`), ellipsis (`...`), None and long or byte Variables are "
-                            "valid indices (got " + type(k).__name__ + ")")
+        elif isinstance(k, str):
+            raise TypeError("new(): invalid data type 'str'")     # a string is a sequence to PyTorch
+        elif isinstance(k, float):
+            raise IndexError("only integers, slices (`:`), ellipsis (`...`), None and long or byte Variables are "
+                             "valid indices (got " + type(k).__name__ + ")")
+        elif isinstance(k, Tensor):
+            n_real += _index_span(k)
+        elif isinstance(k, (list, tuple, np.ndarray)):
+            t = from_numpy(np.ascontiguousarray(k)) if isinstance(k, np.ndarray) else _sequence_to_index(k)
+            if t._impl.dtype.category >= 2:
+                raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
+            items[i] = t
+            n_real += _index_span(t)
         else:
             n_real += 1
     ndim = self._impl._array.ndim
@@ -67,22 +131,28 @@ def _index_general(self, key):
     skip = ndim - n_real     # what each ellipsis stands for: PyTorch lets every one of several skip as much
     out = self
     dim = 0
-    for k in key:
-        if type(k) is int:
-            _check_index_int(k)
-            shape = out._impl._array.shape
-            if not shape:
-                raise IndexError("invalid index of a 0-dim tensor. Use `tensor.item()` in Python or "
-                                 "`tensor.item<T>()` in C++ to convert a 0-dim tensor to a number")
-            if k < -shape[dim] or k >= shape[dim]:
-                raise IndexError(f"index {k} is out of bounds for dimension {dim} with size {shape[dim]}")
-            out = at.select_int(out, dim, k)
+    indices = []            # index's list against ``out``: one entry per dim it covers (a mask covers several)
+    covered = 0
+
+    def record(t, span):
+        nonlocal dim, covered
+        while covered < dim:
+            indices.append(None)
+            covered += 1
+        indices.append(t)
+        covered += span
+        dim += span
+
+    for k in items:
+        tk = type(k)
+        if tk is int:
+            out = _select(out, dim, _check_index_int(k))
         elif k is Ellipsis:
             dim += skip
         elif k is None:
             out = at.unsqueeze(out, dim)
             dim += 1
-        elif isinstance(k, slice):
+        elif tk is slice:
             step = 1 if k.step is None else _as_int(k.step)
             if step <= 0:
                 raise ValueError("step must be greater than zero")
@@ -92,24 +162,37 @@ def _index_general(self, key):
             out = at.slice_Tensor(out, dim, None if k.start is None else _as_int(k.start),
                                   None if k.stop is None else _as_int(k.stop), step)
             dim += 1
-        elif isinstance(k, bool):
-            raise IndexError("onion does not support boolean scalar indices yet")
-        elif isinstance(k, (numbers.Integral,)) or (isinstance(k, Tensor) and k._impl.dtype.category == 1
-                                                    and k._impl._array.ndim == 0):
-            shape = out._impl._array.shape
-            if not shape:
-                raise IndexError("invalid index of a 0-dim tensor. Use `tensor.item()` in Python or "
-                                 "`tensor.item<T>()` in C++ to convert a 0-dim tensor to a number")
-            i = _check_index_int(int(k))
-            if i < -shape[dim] or i >= shape[dim]:
-                raise IndexError(f"index {i} is out of bounds for dimension {dim} with size {shape[dim]}")
-            out = at.select_int(out, dim, i)
+        elif tk is bool or tk is np.bool_:
+            out = at.unsqueeze(out, dim)
+            record(_bool_index(bool(k), out._impl.device), 1)
+        elif isinstance(k, Tensor):
+            ki = k._impl
+            if ki._array.ndim == 0 and ki.dtype.category <= 1:
+                if ki.dtype is _dt.bool or ki.dtype is _dt.uint8:
+                    out = at.unsqueeze(out, dim)
+                    record(_bool_index(bool(k), out._impl.device), 1)
+                else:
+                    out = _select(out, dim, _check_index_int(int(k)))
+            elif ki.dtype is _dt.bool or ki.dtype is _dt.uint8:
+                record(k, max(ki._array.ndim, 1))
+            else:
+                record(k, 1)
+        elif isinstance(k, numbers.Integral):
+            out = _select(out, dim, _check_index_int(int(k)))
         else:
-            raise IndexError("only integers, slices (`:`), ellipsis (`...`), None and integer scalar tensors are "
-                             f"valid indices (got {type(k).__name__}); advanced indexing is not supported yet")
-    if out is self:
-        out = at.alias(self)
-    return out
+            raise IndexError("only integers, slices (`:`), ellipsis (`...`), None and long or byte Variables are "
+                             f"valid indices (got {type(k).__name__})")
+    return out, indices
+
+
+def _select(out, dim, i):
+    shape = out._impl._array.shape
+    if not shape:
+        raise IndexError("invalid index of a 0-dim tensor. Use `tensor.item()` in Python or "
+                         "`tensor.item<T>()` in C++ to convert a 0-dim tensor to a number")
+    if i < -shape[dim] or i >= shape[dim]:
+        raise IndexError(f"index {i} is out of bounds for dimension {dim} with size {shape[dim]}")
+    return at.select_int(out, dim, i)
 
 
 def _check_index_int(i: int) -> int:
@@ -142,17 +225,54 @@ _INT64_LIMIT = 2 ** 63
 def _setitem(self, key, value):
     # a value is a tensor or one number (checked against the dtype before anything is written, as
     # c10's checked conversion does): no lists, arrays or None, which PyTorch refuses too
+    impl = self._impl
     if not isinstance(value, Tensor):
         if not isinstance(value, numbers.Number):
-            raise TypeError(f"can't assign a {_qualified_type_name(value)} to a {_type_str(self._impl)}")
+            raise TypeError(f"can't assign a {_qualified_type_name(value)} to a {_type_str(impl)}")
         if type(value) is int and not -_INT64_LIMIT <= value < _INT64_LIMIT:   # read as a C long long there
             raise ValueError("Overflow when unpacking long long")
-        checked_scalar(value, self._impl.dtype)
-        value = scalar_to_tensor(value.item() if isinstance(value, np.generic) else value, self._impl.device)
-    target = _index(self, key)
-    at.copy_(target, value, False)
-    if target._impl._vc is not self._impl._vc:
-        self._impl.bump_version()
+        v = checked_scalar(value, impl.dtype)
+        value = scalar_to_tensor(value.item() if isinstance(value, np.generic) else value, impl.device)
+        converted = (v, impl.dtype)
+    else:
+        converted = None
+    if key is False or (type(key) is np.bool_ and not key):
+        return                                  # x[False] selects nothing: nothing is written
+    if type(key) is Tensor and key._impl._array.ndim:
+        target, indices = self, [key]
+    else:
+        target, indices = _apply_slicing(self, key)
+    value = _strip_leading_ones(value)
+    if indices:
+        if converted is not None:               # a number is a tensor of the destination's dtype
+            value = _scalar_like(converted, impl)
+        at.index_put_(target, indices, value, False)
+    else:
+        at.copy_(target, value, False)
+    if target._impl._vc is not impl._vc:
+        impl.bump_version()
+
+
+def _strip_leading_ones(value):
+    """The value's leading size-1 dims dropped (PyTorch's slicePrefix1sSize), so ``x[i] = v[None]`` fits."""
+    shape = value._impl._array.shape
+    if not shape or shape[0] != 1:
+        return value
+    k = 0
+    while k < len(shape) and shape[k] == 1:
+        k += 1
+    return at.view(value, list(shape[k:]))
+
+
+def _scalar_like(converted, impl):
+    from ..aten.tensor_new import empty_tensor, wrap
+    v, dt = converted
+    if impl.device.type == "cpu":
+        return wrap(np.array(v, dtype=dt.np), dt, impl.device)
+    t = empty_tensor((), dt, impl.device)
+    if impl.device.type != "meta":
+        at.fill__Scalar(t, v)
+    return t
 
 
 def _conv(dtype):

@@ -192,7 +192,8 @@ def gen_functions(fns) -> str:
     for (module, name), fs in sorted(_groups(fns, False).items(), key=lambda kv: (kv[0][0] or "", kv[0][1])):
         with context(fs[0].loc, f"the binding onion.{name}"):
             lines.extend(_binding(f"_F_{module + '_' if module else ''}{name}", name, fs, False))
-        lines.append(f"{name}.__qualname__ = {name}.__name__ = {name!r}")
+        line = f"{name}.__qualname__ = {name}.__name__ = {name!r}"
+        lines.extend([line] if len(line) <= 120 else [f"{name}.__qualname__ = {name!r}", f"{name}.__name__ = {name!r}"])
         table = {"nn": "NN_FUNCTIONS", "linalg": "LINALG_FUNCTIONS"}.get(module, "FUNCTIONS")
         lines.append(f"{table}[{name!r}] = {name}")
         lines.append("")

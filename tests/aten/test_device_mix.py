@@ -43,7 +43,19 @@ DIV_MODE = ("div with rounding_mode: PyTorch 2.13's Python meta kernel checks on
             "dividend's device (no CPU scalar divisor; a meta dividend takes any divisor) and says so in its own "
             "words; onion treats it as every other TensorIterator operator")
 
+MASKED_SCATTER_SCALAR_SELF = ("cpu_scalar.masked_scatter_(meta_mask, meta_source): PyTorch 2.13's meta kernel skips "
+                              "the mask's shape check and returns the CPU self untouched; onion refuses the mask "
+                              "that does not fit self, as PyTorch does on real devices")
+
+META_ARGS_INTO_CPU = ("a CPU self written from meta arguments (masked_fill_, masked_scatter(_)): PyTorch 2.13's "
+                      "meta kernels run and return the CPU tensor untouched or uninitialised; onion refuses, as "
+                      "PyTorch's put_ and index_put_ do ('Cannot inplace into non-meta tensor with meta tensor "
+                      "argument')")
+META_PUT_NUMEL = ("put_ on Meta with a CPU 0-dim index or source: PyTorch 2.13's meta kernel skips the index/source size "
+                  "check; onion checks it (IndexError), as PyTorch does on real devices")
+
 MATRIX_OPS = {"mm", "bmm", "matmul", "addmm", "addmm_", "linear", "tensordot", "cdist"}
+NO_DEVICE_CHECK_OPS = {"take", "isin"}     # their meta kernels compare no devices either
 INPLACE_ARITH = {"add_", "sub_", "mul_", "div_"}
 
 
@@ -68,6 +80,14 @@ def known_reason(spec, devices, zero_dim):
         return SCALAR_SELF_OUT        # linear.out with a 2-D input is addmm.out(bias, ...)
     if op in MATRIX_OPS and zero_dim is None:
         return NO_DEVICE_CHECK
+    if op in NO_DEVICE_CHECK_OPS:
+        return NO_DEVICE_CHECK
+    if op == "masked_scatter_" and zero_dim == 0:
+        return MASKED_SCATTER_SCALAR_SELF
+    if op in ("masked_fill_", "masked_scatter_", "masked_scatter") and on.get("self") == "cpu" and zero_dim in (None, 0):
+        return META_ARGS_INTO_CPU
+    if op in ("put", "put_") and zero_dim is not None and names[zero_dim] in ("index", "source"):
+        return META_PUT_NUMEL
     return None
 
 

@@ -36,6 +36,14 @@ KNOWN = {
     ("conj_physical.out", "out"): "the same fallback names the operator 'aten::conj_physical()'; onion says "
                                   "'conj_physical()'",
 }
+_AUTOGEN_OUT = {"masked_fill.Scalar_out": ("self",), "masked_fill.Tensor_out": ("self", "value"),
+                "masked_scatter.out": ("self", "source"), "put.out": ("self", "source")}
+for _name, _inputs in _AUTOGEN_OUT.items():
+    for _arg in _inputs:
+        KNOWN[(_name, _arg)] = ("PyTorch autogenerates this out= overload, so it takes the boxed autograd fallback, "
+                                "which only looks at out; onion gives it the refusal of every out= overload whose "
+                                "functional operator is differentiable")
+    KNOWN[(_name, "out")] = "the same fallback names the operator 'aten::<name>()'; onion says '<name>()'"
 
 
 def _out_specs():

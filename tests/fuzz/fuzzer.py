@@ -438,9 +438,17 @@ def _good_values(p, shape):
     t = p.arg.type
     base, name = t.base, p.name
     if base == "Tensor":
+        if t.is_list and t.elem_optional:      # index's Tensor?[]: one int64 index within a size-3 dim
+            return [Seq((T((2,), "int64"),))]
         if t.is_list:
             return [Seq((T(shape), T(shape)))]
-        return [T(shape, "bool")] if name == "condition" else [T(shape)]
+        if name in ("condition", "mask"):
+            return [T(shape, "bool")]
+        if name == "index":
+            return [T(shape, "int64")]
+        if name == "values":
+            return [T(()), T(shape)]
+        return [T(shape)]
     if t.is_list and base in ("int", "SymInt"):
         return [Lit(v) for v in _INTLIST_BY_NAME.get(name, ((3, 3),))]
     if base in ("int", "SymInt"):
@@ -613,8 +621,9 @@ def uncovered() -> list:
     have = {(g.call.kind, g.call.name) for g in good_calls()}
     miss = [f"onion.{n}" for n in public_functions() if ("function", n) not in have and n != "is_tensor"
             and hasattr(torch, n)]
+    # torch.Tensor.index is functorch's first-class-dims method (``index(dims, ...)``), not aten::index
     miss += [f"Tensor.{n}" for n, f in public_methods().items() if f is not None and ("method", n) not in have
-             and hasattr(torch.Tensor, n)]
+             and hasattr(torch.Tensor, n) and n != "index"]
     return miss
 
 

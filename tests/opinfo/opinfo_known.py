@@ -5,12 +5,10 @@ Checks: values, method, noncontiguous, meta, out, inplace, grad.  A difference l
 fails the harness when it starts matching, so those entries only shrink; an every-dtype entry is
 checked by hand when its cause is fixed (its reason names the work that removes it).
 """
-ADVANCED_INDEXING = "advanced indexing (lists and tensors as indices) is not implemented yet (issue 8, item 3)"
 NO_CONJ_BIT = ("onion has no Conjugate bit: conj of a complex tensor is a conjugated copy (new memory, contiguous "
                "strides), where PyTorch returns a lazy view of the input")
 
 KNOWN: dict[tuple, str] = {
-    **{("__getitem__", check): ADVANCED_INDEXING for check in ("values", "method", "noncontiguous", "meta", "grad")},
     **{(key, check, dt): NO_CONJ_BIT for key in ("conj", "mH") for check in ("values", "method", "noncontiguous")
        for dt in ("complex64", "complex128")},
 }

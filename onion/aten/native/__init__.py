@@ -3,4 +3,4 @@
 Codegen finds a ``dispatch:`` name in these modules (as torchgen finds
 ``at::native::`` functions): ``MODULES`` lists where to look.
 """
-MODULES = ("ufunc_formulas", "factories", "copy", "views", "reductions", "linalg", "pointwise")
+MODULES = ("ufunc_formulas", "factories", "copy", "views", "reductions", "linalg", "pointwise", "indexing")
