@@ -61,6 +61,7 @@ def call_spec(schema):
     base = _base(op_name)
     shape = SHAPES.get(base, (2, 2))
     spec = CallSpec(f"{op_name}.{overload}", op_name, overload)
+    skipped = False
     for a in schema.arguments:
         ty = str(a.type)
         name = a.name
@@ -73,6 +74,7 @@ def call_spec(schema):
         elif (base, name) in VALUES:
             val = VALUES[(base, name)]
         elif a.default is not None:
+            skipped = True      # later arguments go by name
             continue
         elif ty in ("int[]", "SymInt[]", "int[1]", "int[1]?", "SymInt[]?"):
             if name in ("size", "shape"):
@@ -99,7 +101,7 @@ def call_spec(schema):
             val = "floor"
         else:
             return None
-        if a.kwarg_only:
+        if a.kwarg_only or skipped:
             spec.kwargs[name] = val
         else:
             spec.args.append(val)

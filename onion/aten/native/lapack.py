@@ -70,8 +70,11 @@ def _square(name, t, what="A"):
                            f"matrices")
 
 
-def _floating(name, t, what="input"):
+def _floating(name, t, what="input", kernel=None):
     dt = t._impl.dtype
+    if kernel is not None and dt in (_dt.float16, _dt.bfloat16):
+        # a floating type LAPACK has no routine for: the kernel's own dispatch refuses it
+        raise NotImplementedError(f"\"{kernel}\" not implemented for '{dt.scalar_type_name}'")
     if dt not in _FLOATING:
         raise RuntimeError(f"{name}: Expected a floating point or complex tensor as {what}. Got "
                            f"{dt.scalar_type_name}")
@@ -339,7 +342,7 @@ def _write_outs(outs, results, name):
 
 def linalg_qr_kernel(A, mode="reduced"):
     _at_least_2d("linalg.qr", A)
-    _floating("linalg.qr", A)
+    _floating("linalg.qr", A, kernel="geqrf_cpu")
     if mode not in ("reduced", "complete", "r"):
         raise RuntimeError(f"qr received unrecognized mode '{mode}' but expected one of 'reduced' (default), 'r', "
                            f"or 'complete'")
@@ -395,7 +398,7 @@ def _linalg_svd_kernel(A, full_matrices=False, compute_uv=True, driver=None):
     s = _shape(A)
     if len(s) < 2:
         raise RuntimeError(f"linalg.svd: input should have at least 2 dimensions, but has {len(s)} dimensions instead")
-    _floating("linalg.svd", A)
+    _floating("linalg.svd", A, kernel="linalg_svd_cpu")
     m, n = s[-2], s[-1]
     k = min(m, n)
     batch = s[:-2]
@@ -771,7 +774,7 @@ def geqrf_kernel(self):
     s = _shape(self)
     if len(s) < 2:
         raise RuntimeError("torch.geqrf: input must have at least 2 dimensions.")
-    _floating("torch.geqrf", self)
+    _lapack_dtype("geqrf_cpu", self)
     m, n = s[-2], s[-1]
     k = min(m, n)
     dt = self._impl.dtype
