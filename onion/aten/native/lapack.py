@@ -815,8 +815,9 @@ def meta_ormqr(self, input2, input3, left=True, transpose=False):
     left_size = so[-2] if left else so[-1]
     if si[-2] != left_size:
         raise RuntimeError(f"torch.ormqr: input.shape[-2] must be equal to other.shape[{-2 if left else -1}]")
-    if st[-1] > si[-1]:
-        raise RuntimeError("torch.ormqr: tau.shape[-1] must be less than or equal to input.shape[-1]")
+    if st[-1] != min(so[-2] if left else so[-1], si[-1]) and st[-1] > si[-1]:
+        raise RuntimeError(f"torch.ormqr: tau.shape[-1] must be equal to min(other.shape[{-2 if left else -1}], "
+                           f"input.shape[-1])")
     if len(si) - len(st) != 1:
         raise RuntimeError("torch.ormqr: input.dim() must be greater than tau.dim() by 1")
     if len(si) != len(so):
