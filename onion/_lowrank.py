@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import numpy as _np
 
+from ._generated.python_functions import FUNCTIONS as _F, LINALG_FUNCTIONS as _LF
+from .bindings.python_torch_functions import tensor as _tensor
 from .core.tensor import Tensor
 
 __all__ = ["pca_lowrank", "svd_lowrank"]
@@ -26,38 +28,35 @@ def _mH(t):
 
 
 def _gaussian(rows, cols, like):
-    import onion
     dt = like.dtype
     real = _RNG[0].standard_normal((rows, cols))
     if dt.is_complex:
         real = real + 1j * _RNG[0].standard_normal((rows, cols))
-    return onion.tensor(real, dtype=dt, device=like.device)
+    return _tensor(real, dtype=dt, device=like.device)
 
 
 def _approximate_basis(A, q, niter, M=None):
     """An orthonormal (..., m, q) basis whose span approximates A's range."""
-    import onion
     n = A.shape[-1]
     R = _gaussian(n, q, A)
-    X = onion.matmul(A, R)
+    X = _F["matmul"](A, R)
     if M is not None:
-        X = X - onion.matmul(M, R)
-    Q = onion.linalg.qr(X)[0]
+        X = X - _F["matmul"](M, R)
+    Q = _LF["linalg_qr"](X)[0]
     for _ in range(niter):
-        X = onion.matmul(_mH(A), Q)
+        X = _F["matmul"](_mH(A), Q)
         if M is not None:
-            X = X - onion.matmul(_mH(M), Q)
-        Q = onion.linalg.qr(X)[0]
-        X = onion.matmul(A, Q)
+            X = X - _F["matmul"](_mH(M), Q)
+        Q = _LF["linalg_qr"](X)[0]
+        X = _F["matmul"](A, Q)
         if M is not None:
-            X = X - onion.matmul(M, Q)
-        Q = onion.linalg.qr(X)[0]
+            X = X - _F["matmul"](M, Q)
+        Q = _LF["linalg_qr"](X)[0]
     return Q
 
 
 def svd_lowrank(A: Tensor, q: int | None = 6, niter: int | None = 2, M: Tensor | None = None):
     """U, S, V with A - M ~ U diag(S) V^H, of rank ``q`` (PyTorch's default 6)."""
-    import onion
     q = 6 if q is None else q
     niter = 2 if niter is None else niter
     m, n = A.shape[-2:]
@@ -67,12 +66,12 @@ def svd_lowrank(A: Tensor, q: int | None = 6, niter: int | None = 2, M: Tensor |
         A = _mH(A)
         M = None if M is None else _mH(M)
     Q = _approximate_basis(A, q, niter, M)
-    B = onion.matmul(_mH(Q), A)
+    B = _F["matmul"](_mH(Q), A)
     if M is not None:
-        B = B - onion.matmul(_mH(Q), M)
-    U, S, Vh = onion._linalg_svd(B, False)
+        B = B - _F["matmul"](_mH(Q), M)
+    U, S, Vh = _F["_linalg_svd"](B, False)
     V = _mH(Vh)
-    U = onion.matmul(Q, U)
+    U = _F["matmul"](Q, U)
     if m < n:
         U, V = V, U
     return U, S, V

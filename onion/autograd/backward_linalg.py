@@ -19,6 +19,35 @@ __all__ = ["addbmm_batch1_backward", "addbmm_batch2_backward", "block_diag_backw
 
 
 # ----------------------------------------------------------------------------- small pieces
+def maybe_multiply(t, s):
+    return t if (s is None or (not isinstance(s, bool) and s == 1)) else at.mul_Scalar(t, s)
+
+
+def conj_scalar(s):
+    return s.conjugate() if isinstance(s, complex) else s
+
+
+def real_part(g):
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        return at._to_copy(g, g._impl.dtype.to_real(), None, None, None, False, None)
+
+
+def where(cond, a, b):
+    if not hasattr(a, "_impl"):
+        a = scalar_to_tensor(a, cond._impl.device)
+    if not hasattr(b, "_impl"):
+        b = scalar_to_tensor(b, cond._impl.device)
+    return at.where_self(cond, a, b)
+
+
+def sgn(t):
+    """-1, 0 or 1 of a real tensor, as its dtype (a constant: no gradient flows through it)."""
+    dt = t._impl.dtype
+    pos = at._to_copy(at.gt_Scalar(t, 0), dt, None, None, None, False, None)
+    neg = at._to_copy(at.lt_Scalar(t, 0), dt, None, None, None, False, None)
+    return at.sub_Tensor(pos, neg, 1)
 def _sizes(t):
     return tuple(t._impl._array.shape)
 
@@ -76,12 +105,10 @@ def _diag(t):
 
 
 def _real(t):
-    from .formulas import real_part
     return real_part(t) if t._impl.dtype.is_complex else t
 
 
 def _imag(t):
-    from .formulas import real_part
     return real_part(at.mul_Scalar(t, -1j))
 
 
@@ -132,13 +159,11 @@ def _addbmm_grad_expanded(grad, b, n, p):
 
 
 def addbmm_batch1_backward(grad, batch1_sizes, batch2, alpha):
-    from .formulas import conj_scalar, maybe_multiply
     g = _addbmm_grad_expanded(grad, batch1_sizes[0], batch1_sizes[1], _sizes(batch2)[2])
     return maybe_multiply(at.bmm(g, at.conj(at.transpose_int(batch2, 1, 2))), conj_scalar(alpha))
 
 
 def addbmm_batch2_backward(grad, batch1, batch2_sizes, alpha):
-    from .formulas import conj_scalar, maybe_multiply
     s1 = _sizes(batch1)
     g = _addbmm_grad_expanded(grad, s1[0], s1[1], batch2_sizes[2])
     return maybe_multiply(at.bmm(at.conj(at.transpose_int(batch1, 1, 2)), g), conj_scalar(alpha))
@@ -420,7 +445,6 @@ def block_diag_backward(grad, tensors):
 # ----------------------------------------------------------------------------- cdist
 def cdist_backward(grad, x1, x2, p, result, mask):
     """Gradients of the pairwise distances d_ij = ||x1_i - x2_j||_p; a zero distance passes none."""
-    from .formulas import sgn, where
     diff = at.sub_Tensor(at.unsqueeze(x1, -2), at.unsqueeze(x2, -3), 1)      # (..., r1, r2, m)
     g = at.unsqueeze(grad, -1)
     d = at.unsqueeze(result, -1)

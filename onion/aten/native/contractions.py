@@ -919,14 +919,3 @@ def block_diag(tensors):
         r += h
         c += w
     return out
-
-
-def block_diag_out(tensors, out):
-    r = block_diag(tensors)
-    if out._impl.dtype is not r._impl.dtype:
-        raise RuntimeError(f"Expected out tensor to have dtype {r._impl.dtype.typemeta_name}, but got "
-                           f"{out._impl.dtype.typemeta_name} instead")
-    from ..iterator import resize_out
-    resize_out(out, _shape(r))
-    at.copy_(out, r, False)
-    return out
