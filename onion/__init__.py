@@ -90,6 +90,12 @@ def _load() -> None:
     g.update(is_inference=is_inference, is_conj=is_conj, is_neg=is_neg)
     from . import functional as _functional      # torch/functional.py's Python-level forms of the shape ops
     _functional.install(Tensor, g)
+    from ._linalg_functional import PUBLIC as _LINALG_PUBLIC
+    g.update(_LINALG_PUBLIC)
+    from . import linalg
+    g.update(linalg=linalg)
+    from ._lowrank import PUBLIC as _LOWRANK_PUBLIC
+    g.update(_LOWRANK_PUBLIC)
     from .bindings.python_indexing import make_nonzero, make_nonzero_method, unravel_index
     g.update(nonzero=make_nonzero(g["nonzero"]), unravel_index=unravel_index)
     Tensor.nonzero = make_nonzero_method(Tensor.nonzero)
@@ -99,7 +105,9 @@ def _load() -> None:
     for name, fn in functional.TENSOR_METHODS.items():
         setattr(Tensor, name, fn)
     from .functional import BINDINGS, _tensor_norm, norm
+    from ._generated.python_functions import LINALG_FUNCTIONS
     BINDINGS.update(FUNCTIONS)
+    BINDINGS.update(LINALG_FUNCTIONS)
     g.update(norm=norm)
     Tensor.norm = _tensor_norm
     _LOADED = True

@@ -54,21 +54,17 @@ def _run_graph(roots, grads, retain_graph: bool, decide=None) -> None:
     the common ``backward()`` to the fewest Python steps.
     """
     deps = {}
-    # each node is walked once, also when several roots are outputs of one node (split's parts) or one
-    # root is reachable from another: walking it twice would count its edges twice and it would never run
-    stack = list({n: None for n, _ in roots})
-    walked = set(stack)
+    # every node is walked once, also one that is the root of several outputs (qr's Q and R) or a root
+    # reached again from another root (svd's S and V = Vh.mH), so each edge is counted once
+    stack = list({id(n): n for n, _ in roots}.values())
+    walked = {id(n) for n in stack}
     while stack:
         for nxt, _ in stack.pop().next_functions:
             if nxt is not None:
-                c = deps.get(nxt)
-                if c is None:
-                    deps[nxt] = 1
-                    if nxt not in walked:
-                        walked.add(nxt)
-                        stack.append(nxt)
-                else:
-                    deps[nxt] = c + 1
+                deps[nxt] = deps.get(nxt, 0) + 1
+                if id(nxt) not in walked:
+                    walked.add(id(nxt))
+                    stack.append(nxt)
     buffers = {}
     for (node, nr), g in zip(roots, grads):
         buf = buffers.get(node)

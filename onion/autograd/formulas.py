@@ -348,6 +348,7 @@ from .backward_reduce import *  # noqa: F401,F403
 
 
 from .backward_shape import *  # noqa: F401,F403,E402
+from .backward_linalg import *  # noqa: E402,F401,F403
 from .backward_indexing import *  # noqa: F401,F403
 from .backward_complex import *  # noqa: F401,F403
 from .backward_scatter import *  # noqa: E402,F401,F403

@@ -289,7 +289,11 @@ def gen_node_class(p: NodePlan) -> list:
          f"    _saved_names = {tuple(saved)!r}"]
     if p.saved_outputs:
         names = {nm: f"s_out{i}" for i in sorted(p.saved_outputs) for nm in output_names(p.d.schema)[i]}
-        L.append(f"    _saved_outputs = {names!r}")
+        line = f"    _saved_outputs = {names!r}"
+        if len(line) > 120:         # one entry a line (svd's three named outputs)
+            line = "\n".join(["    _saved_outputs = {"] + [f"        {k!r}: {v!r}," for k, v in names.items()]
+                              + ["    }"])
+        L.append(line)
     if len(p.diff_outputs) != 1 and not (p.d.schema.returns and p.d.schema.returns[0].type.is_list):
         L.append(f"    _num_outputs = {len(p.diff_outputs)}")
     # a tensor no live edge needs is not saved (PyTorch's should_compute_output): it reads as None

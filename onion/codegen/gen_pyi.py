@@ -471,6 +471,7 @@ def _python_functions(fns, numbers: frozenset) -> str:
         "",
         "FUNCTIONS: dict[str, Callable[..., Any]]",
         "NN_FUNCTIONS: dict[str, Callable[..., Any]]",
+        "LINALG_FUNCTIONS: dict[str, Callable[..., Any]]",
         "",
         *body,
         "",

@@ -193,13 +193,14 @@ def gen_functions(fns) -> str:
              "INT64_MAX as _I64_MAX",
              "from builtins import all as _all  # onion.all is defined below",
              "from onion._generated import operators as _ops", "", "FUNCTIONS = {}", "NN_FUNCTIONS = {}",
-             "SPECIAL_FUNCTIONS = {}", ""]
+             "SPECIAL_FUNCTIONS = {}", "LINALG_FUNCTIONS = {}", ""]
     for (module, name), fs in sorted(_groups(fns, False).items(), key=lambda kv: (kv[0][0] or "", kv[0][1])):
         with context(fs[0].loc, f"the binding onion.{name}"):
-            lines.extend(_binding(f"_F_{'nn_' if module else ''}{name}", name, fs, False))
+            lines.extend(_binding(f"_F_{module + '_' if module else ''}{name}", name, fs, False))
         line = f"{name}.__qualname__ = {name}.__name__ = {name!r}"
         lines.extend([line] if len(line) <= 120 else [f"{name}.__qualname__ = {name!r}", f"{name}.__name__ = {name!r}"])
-        table = {"nn": "NN_FUNCTIONS", "special": "SPECIAL_FUNCTIONS"}.get(module, "FUNCTIONS")
+        table = {"nn": "NN_FUNCTIONS", "special": "SPECIAL_FUNCTIONS", "linalg": "LINALG_FUNCTIONS"}.get(module,
+                                                                                                        "FUNCTIONS")
         lines.append(f"{table}[{name!r}] = {name}")
         lines.append("")
     return "\n".join(fit_all(lines)) + "\n"

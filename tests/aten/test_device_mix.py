@@ -60,7 +60,7 @@ VIEW_SCATTER_MIX = ("select/slice/diagonal/as_strided_scatter with meta and CPU 
                     "copies into out")
 VIEW_SCATTERS = {"select_scatter", "slice_scatter", "diagonal_scatter", "as_strided_scatter"}
 
-MATRIX_OPS = {"mm", "bmm", "matmul", "addmm", "addmm_", "linear"}
+MATRIX_OPS = {"mm", "bmm", "matmul", "addmm", "addmm_", "linear", "tensordot", "cdist"}
 NO_DEVICE_CHECK_OPS = {"take", "isin"}     # their meta kernels compare no devices either
 PY_META_DIVISOR = ("copysign and floor_divide: PyTorch 2.13's Python meta kernels check only that the second operand "
                    "is on the first one's device, in div's words ('Expected divisor (b) ...'), with no CPU scalar "

@@ -50,6 +50,9 @@ KNOWN = {
     **{(name, arg): ("PyTorch's norm.out/norm.dtype_out have their own kernel and refuse as 'norm()'; onion's run "
                      "linalg_vector_norm.out, which refuses as 'linalg_vector_norm()'")
        for name in ("norm.out", "norm.dtype_out") for arg in ("self", "out")},
+    ("lu_unpack.out", "LU_pivots"): "PyTorch's out= autograd check skips LU_pivots (non_differentiable in its "
+                                    "derivatives.yaml), so its kernel's pivots dtype check speaks first; onion's "
+                                    "check looks at every tensor argument",
 }
 _AUTOGEN_OUT = {"masked_fill.Scalar_out": ("self",), "masked_fill.Tensor_out": ("self", "value"),
                 "masked_scatter.out": ("self", "source"), "put.out": ("self", "source"),
@@ -116,7 +119,9 @@ def _template(spec):
         template = sc.out_template(torch, s)
         if template is not None:
             return s, template
-    pytest.skip("no 2x2 sample call of this operator works in torch")
+    # no sample of 2x2 tensors works (dot wants vectors, cholesky a positive-definite matrix, bitwise ops integers):
+    # the refusals are compared, with an empty float out
+    return spec, ((0,), "float32")
 
 
 @pytest.mark.parametrize("spec", OUT_SPECS)

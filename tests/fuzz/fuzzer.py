@@ -599,6 +599,23 @@ def hand_calls() -> list:
     for op in ("add", "sub", "mul", "truediv", "pow", "eq", "ne", "lt", "le", "gt", "ge"):
         calls.append(_g("operator", op, [t33, t33], [S(0, "operand"), S(1, "operand")]))
         calls.append(_g("operator", op, [Lit(2), t33], [S(0, "operand")]))
+    # linear algebra whose operands differ in shape (a matrix and a vector, batches) or need values
+    # (a positive-definite matrix, pivots): covered, their arguments not fuzzed
+    t3, t333, t11 = T((3,)), T((3, 3, 3)), T((1, 1))
+    piv = T((1,), "int32")
+    for kind in ("function", "method"):
+        calls += [
+            _g(kind, "mv", [t33, t3], []),
+            _g(kind, "addmv", [t3, t33, t3], []),
+            _g(kind, "addmv_", [t3, t33, t3], []),
+            _g(kind, "addbmm", [t33, t333, t333], []),
+            _g(kind, "cholesky", [t11], []),
+            _g(kind, "lu_solve", [t11, t11, piv], []),
+            _g(kind, "ormqr", [t33, t3, t33], []),
+        ]
+    calls += [_g("method", "addbmm_", [t33, t333, t333], []), _g("method", "addr_", [t33, t3, t3], []),
+              _g("function", "lu_unpack", [t11, piv], []),
+              _g("function", "istft", [T((3, 3), "complex64")], [], kwargs=[("n_fft", Lit(4))])]
     calls.append(_g("operator", "matmul", [t33, t33], [S(0, "operand"), S(1, "operand")]))
     for op in ("neg", "abs"):
         calls.append(_g("operator", op, [t33], [S(0, "Tensor", role="self")]))
