@@ -73,6 +73,10 @@ def _load() -> None:
     for name, fn in {**METHODS, **EXTRA_METHODS}.items():
         setattr(Tensor, name, fn)
     g.update(FUNCTIONS)
+    from ._generated.python_functions import LINALG_FUNCTIONS as _LINALG_FUNCTIONS
+    g.update(_LINALG_FUNCTIONS)        # also as onion.linalg_x (the stubs list them there); torch.linalg.x is onion.linalg.x
+    from ._generated.python_functions import SPECIAL_FUNCTIONS as _SPECIAL_FUNCTIONS
+    g.update(_SPECIAL_FUNCTIONS)       # onion.special_i1, as the stubs list it
     g["_segment_reduce"] = FUNCTIONS["segment_reduce"]     # torch._segment_reduce is the same function
     g.update(tensor=tensor, from_numpy=from_numpy, as_tensor=as_tensor)
     from . import _C, autograd, library, nn, utils  # noqa: F401

@@ -119,9 +119,11 @@ def _template(spec):
         template = sc.out_template(torch, s)
         if template is not None:
             return s, template
-    # no sample of 2x2 tensors works (dot wants vectors, cholesky a positive-definite matrix, bitwise ops integers):
-    # the refusals are compared, with an empty float out
-    return spec, ((0,), "float32")
+    # no sample of 2x2 tensors works (dot wants vectors, cholesky a positive-definite matrix): for a listed
+    # difference the refusals are compared with an empty float out; otherwise there is nothing to compare
+    if any(q == spec.qualified for q, _ in KNOWN):
+        return spec, ((0,), "float32")
+    pytest.skip("no 2x2 sample call of this operator works in torch")
 
 
 @pytest.mark.parametrize("spec", OUT_SPECS)

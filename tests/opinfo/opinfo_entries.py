@@ -19,7 +19,10 @@ from opinfo_convert import names_torch
 
 # Namespaces and entries that are not tensor operators of this project's scope (their own issues).
 EXCLUDED_PREFIXES = ("nn.", "linalg.", "fft.", "special.", "masked.", "signal.", "_refs.", "sparse.",
-                     "jiterator_", "_scaled_mm", "_flash_attention", "_efficient_attention")
+                     "jiterator_", "_scaled_mm", "_flash_attention", "_efficient_attention",
+                     # randomized: their projection matrix comes from NumPy's generator, not PyTorch's sequence,
+                     # so results agree only on exactly low-rank inputs (tests/aten/test_linalg_ops.py checks those)
+                     "svd_lowrank", "pca_lowrank")
 
 
 @dataclasses.dataclass(frozen=True)
