@@ -230,11 +230,16 @@ def resize_as_(self, the_template, *, memory_format=None):
 _RESIZE_ = None
 
 
+def cartesian_prod(*tensors):
+    """``torch.cartesian_prod(a, b, ...)``: the variadic form of ``aten::cartesian_prod(Tensor[] tensors)``."""
+    return _F.cartesian_prod(_unpack(tensors))
+
+
 def install(tensor_cls, namespace) -> None:
     """Put these forms where torch has them (called once by ``onion._load``)."""
     global _RESIZE_
     for n in ("split", "tensor_split", "meshgrid", "atleast_1d", "atleast_2d", "atleast_3d", "broadcast_tensors",
-              "broadcast_shapes", "resize_as_"):
+              "broadcast_shapes", "resize_as_", "cartesian_prod"):
         namespace[n] = globals()[n]
     _RESIZE_ = tensor_cls.resize_
     tensor_cls.split = split_method

@@ -1304,3 +1304,37 @@ def logspace_Tensor_Scalar_out(start, end, steps, base=10.0, out=None):
 
 def logspace_Scalar_Tensor_out(start, end, steps, base=10.0, out=None):
     return _logspace_tensor_out(start, end, steps, base, out)
+
+
+# ---- cartesian_prod, combinations (PyTorch's CompositeImplicitAutograd bodies: meshgrid, then select and stack)
+def _expect_1d(t):
+    if t._impl._array.ndim != 1:
+        raise RuntimeError(f"Expect a 1D vector, but got shape {list(t._impl._array.shape)}")
+
+
+def cartesian_prod(tensors):
+    """Every tuple of one element from each 1-D tensor, rows in lexicographic order (a single tensor is itself)."""
+    for t in tensors:
+        _expect_1d(t)
+    if len(tensors) == 1:
+        return tensors[0]
+    grids = at.meshgrid_indexing(list(tensors), "ij")
+    return at.stack([at.flatten_using_ints(g, 0, -1) for g in grids], 1)
+
+
+def combinations(self, r=2, with_replacement=False):
+    """The r-element combinations of a 1-D tensor's elements (with repeats if asked), as rows, in
+    itertools.combinations order: a meshgrid of r copies, kept where the index grids increase."""
+    _expect_1d(self)
+    if r < 0:
+        raise RuntimeError(f"Expect a non-negative number, but got {r}")
+    if r == 0:
+        return at.empty_memory_format([0], self._impl.dtype, None, self._impl.device, None, None)
+    n = self._impl._array.shape[0]
+    idx = at.arange_start(0, n, _dt.int64, None, self._impl.device, None)
+    index_grids = at.meshgrid_indexing([idx] * r, "ij")
+    mask = at.ones_like(index_grids[0], _dt.bool, None, None, None, None)   # r == 1: every element, still selected
+    for a, b in zip(index_grids, index_grids[1:]):
+        mask = at.logical_and(mask, at.le_Tensor(a, b) if with_replacement else at.lt_Tensor(a, b))
+    grids = at.meshgrid_indexing([self] * r, "ij")
+    return at.stack([at.masked_select(g, mask) for g in grids], 1)
