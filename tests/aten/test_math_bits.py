@@ -8,10 +8,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-import torch
 
 import onion
-from conftest import assert_close, to_np
+from conftest import assert_close, to_np, torch
 
 pytestmark = pytest.mark.oracle
 
