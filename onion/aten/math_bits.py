@@ -22,6 +22,7 @@ from ..core.tensor import Tensor
 from ..dispatch.dispatch_table import FALLTHROUGH
 from ..dispatch.dispatcher import dispatcher
 from ..dispatch.library import Library
+from .iterator import resize_out
 
 CONJ = bit(K.Conjugate)
 NEG = bit(K.Negative)
@@ -94,7 +95,6 @@ def _make_fallback(key, name: str):
         if mutated is None:
             return result
         original, copy = mutated
-        from .iterator import resize_out
         resize_out(original, copy._impl._array.shape)
         copy_.redispatch(ks, original, copy, False)
         return original

@@ -78,21 +78,8 @@ def meta_cumsum(self, dim, dtype=None):
     return _scan_meta("cumsum", self, dim, dtype)
 
 
-def cumsum_impl(xp, plan, self, dim, dtype=None):
-    if plan.impl_error is not None:
-        return None
-    a = _scan_input(xp, plan, self, dtype)
-    axis = plan.extra
-    if axis is None:
-        return a.astype(plan.dtype.np, copy=True)
-    return xp.cumsum(a, axis=axis, dtype=_scan_acc(plan.dtype))
-
-
-def meta_cumprod(self, dim, dtype=None):
-    return _scan_meta("cumprod", self, dim, dtype)
-
-
-def cumprod_impl(xp, plan, self, dim, dtype=None):
+def _scan(xp, plan, self, dtype, scan):
+    """The scan along the planned axis in PyTorch's accumulation dtype (a 0-dim input is its own scan)."""
     if plan.impl_error is not None:
         return None
     a = _scan_input(xp, plan, self, dtype)
@@ -100,7 +87,19 @@ def cumprod_impl(xp, plan, self, dim, dtype=None):
     if axis is None:
         return a.astype(plan.dtype.np, copy=True)
     with _np.errstate(over="ignore", invalid="ignore"):
-        return xp.cumprod(a, axis=axis, dtype=_scan_acc(plan.dtype))
+        return scan(a, axis=axis, dtype=_scan_acc(plan.dtype))
+
+
+def cumsum_impl(xp, plan, self, dim, dtype=None):
+    return _scan(xp, plan, self, dtype, xp.cumsum)
+
+
+def meta_cumprod(self, dim, dtype=None):
+    return _scan_meta("cumprod", self, dim, dtype)
+
+
+def cumprod_impl(xp, plan, self, dim, dtype=None):
+    return _scan(xp, plan, self, dtype, xp.cumprod)
 
 
 _SCANS = {"cumsum": cumsum_impl, "cumprod": cumprod_impl}

@@ -595,11 +595,17 @@ def rand(size, dtype=None, layout=None, device=None, pin_memory=None):
     return rand_generator(size, None, dtype, layout, device, pin_memory)
 
 
-def rand_generator_out(size, generator=None, out=None):      # CompositeImplicitAutograd in PyTorch
-    if out._impl.requires_grad:         # its resize_ refuses such an out, whatever the size
+def _resized_out(size, out):
+    """``out`` resized to ``size`` as the CompositeImplicitAutograd rand/randn out= do (their resize_ refuses an
+    out that requires grad, whatever the size)."""
+    if out._impl.requires_grad:
         raise RuntimeError("cannot resize variables that require grad")
     _it.resize_out(out, _check_size(size))
-    return at.uniform_(out, 0.0, 1.0, generator)
+    return out
+
+
+def rand_generator_out(size, generator=None, out=None):      # CompositeImplicitAutograd in PyTorch
+    return at.uniform_(_resized_out(size, out), 0.0, 1.0, generator)
 
 
 def rand_out(size, out):
@@ -615,10 +621,7 @@ def randn(size, dtype=None, layout=None, device=None, pin_memory=None):
 
 
 def randn_generator_out(size, generator=None, out=None):      # CompositeImplicitAutograd in PyTorch
-    if out._impl.requires_grad:         # its resize_ refuses such an out, whatever the size
-        raise RuntimeError("cannot resize variables that require grad")
-    _it.resize_out(out, _check_size(size))
-    return at.normal_(out, 0.0, 1.0, generator)
+    return at.normal_(_resized_out(size, out), 0.0, 1.0, generator)
 
 
 def randn_out(size, out):
