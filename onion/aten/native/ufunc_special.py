@@ -96,7 +96,9 @@ def polygamma(xp, self, n):
     sp = _special(xp)
     # psi^(n)(x) = (-1)^(n+1) n! zeta(n+1, x)
     sign = 1.0 if n % 2 == 1 else -1.0
-    return (sign * math.factorial(n)) * sp.zeta(float(n + 1), self).astype(self.dtype)
+    r = (sign * math.factorial(n)) * sp.zeta(float(n + 1), self).astype(self.dtype)
+    # PyTorch's series (Cephes' zeta) gives NaN at +inf (its first term over the sum is 0/0)
+    return xp.where(self == xp.inf, xp.asarray(xp.nan, dtype=r.dtype), r)
 
 
 def mvlgamma_check(dtype, p):
