@@ -15,7 +15,8 @@ through both libraries:
 - grad: in float64/complex128, gradients for the same output gradients equal PyTorch's.
 
 By default the first few samples of each (entry, dtype) run; the ``slow`` test runs all samples
-and PyTorch's ``reference_inputs`` (extremal values, large and small magnitudes).
+and PyTorch's ``reference_inputs`` (extremal values, large and small magnitudes; gradients take every
+``sample_inputs`` sample, as PyTorch's own gradient tests do).
 """
 from __future__ import annotations
 
@@ -192,7 +193,9 @@ class Case:
     def _make_samples(self, requires_grad):
         torch.manual_seed(0)
         it = self.op.sample_inputs("cpu", self.dtype, requires_grad=requires_grad)
-        if self.full:
+        if self.full and not requires_grad:
+            # reference_inputs are values tests (PyTorch's gradient tests take sample_inputs only): with
+            # requires_grad some are integer tensors, Python numbers or views made without grad mode
             torch.manual_seed(1)
             try:
                 it = itertools.chain(it, self.op.reference_inputs("cpu", self.dtype, requires_grad=requires_grad))
@@ -303,6 +306,8 @@ class Case:
             return
         for i, s in enumerate(self.samples()):
             def body(s=s):
+                if not isinstance(s.input, torch.Tensor):
+                    raise Unconvertible("a Python number as self has no in-place variant")
                 t_self = s.input.clone()
                 memo: dict = {}
                 o_self = to_onion(t_self, memo=memo)

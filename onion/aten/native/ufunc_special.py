@@ -126,7 +126,7 @@ def mvlgamma(xp, self, p):
     r = xp.full(self.shape, p * (p - 1) / 4 * math.log(math.pi), dtype=self.dtype)
     for j in range(p):      # p terms (the order of the function), not a loop over elements
         r = r + gammaln(self - j / 2)
-    return r
+    return xp.where(self == -xp.inf, xp.asarray(xp.inf, dtype=r.dtype), r)     # lgamma(-inf) is +inf
 
 
 @formula("unary_float", 1, torch_name="i0_vml")
