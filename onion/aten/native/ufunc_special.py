@@ -118,8 +118,13 @@ def _cast_out_check(ops, result, out, inplace):
     _it.check_out_dtype(result, out)
 
 
+def _contiguous_result(ops) -> bool:
+    """PyTorch's mvlgamma is a composite (a sum over a new last dimension): its result is contiguous."""
+    return True
+
+
 @formula("unary_float", 1, check=mvlgamma_check, operand_check=mvlgamma_operand_check, errstate=True,
-         torch_name="mvlgamma", out_check=_cast_out_check)
+         torch_name="mvlgamma", out_check=_cast_out_check, plain_layout=_contiguous_result)
 def mvlgamma(xp, self, p):
     """The multivariate log-gamma: p(p-1)/4 log(pi) + sum_j lgamma(x - j/2), j < p."""
     gammaln = _special(xp).gammaln
