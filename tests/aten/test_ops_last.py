@@ -107,3 +107,62 @@ def test_cov_grad():
     torch.cov(xt, aweights=wt).sum().backward()
     _same(xo.grad, xt.grad)
     _same(wo.grad, wt.grad)
+
+
+# ---- gradient ------------------------------------------------------------------------------------
+def test_gradient_worked_value():
+    # f(x) = x**2 at x = 0..4: central differences 2x inside; edge_order=2 is exact for a quadratic
+    (g,) = onion.gradient(onion.tensor([0.0, 1.0, 4.0, 9.0, 16.0]), edge_order=2)
+    np.testing.assert_allclose(g.numpy(), [0.0, 2.0, 4.0, 6.0, 8.0])
+
+
+_GRADIENT_CALLS = [
+    dict(), dict(spacing=2), dict(spacing=2.0, dim=1), dict(spacing=[1.5, 2.0]), dict(spacing=(2.0,), dim=0),
+    dict(dim=[0, 1]), dict(dim=-1, edge_order=2), dict(spacing=2, dim=[1]), dict(spacing=[0.5], dim=[-1]),
+    dict(spacing="coords0", dim=0, edge_order=2), dict(spacing="coords01"), dict(spacing="coords01", edge_order=2),
+    dict(spacing=[1.0], dim=(1, 0)), dict(spacing=[1.0, 2.0, 3.0]), dict(edge_order=3), dict(dim=(1, 1)),
+    dict(dim=3), dict(spacing="coords2d", dim=0),
+]
+
+
+@pytest.mark.parametrize("kwargs", _GRADIENT_CALLS)
+@pytest.mark.parametrize("dtype", ["int64", "float64"])
+def test_gradient_overloads(kwargs, dtype):
+    def call(m):
+        t = m.tensor(np.array([[1, 2, 4, 8], [10, 20, 40, 80], [3, 3, 3, 3]], dtype=dtype))
+        coords = {"coords0": (m.tensor([0.0, 1, 3]),),
+                  "coords01": [m.tensor([0.0, 1, 3]), m.tensor([0, 1, 3, 4])],
+                  "coords2d": [m.tensor([[0.0, 1, 3]])]}
+        kw = dict(kwargs)
+        if isinstance(kw.get("spacing"), str):
+            kw["spacing"] = coords[kw["spacing"]]
+        return m.gradient(t, **kw)
+    try:
+        rt = call(torch)
+    except Exception:
+        _same_error(lambda: call(onion), lambda: call(torch))
+        return
+    _same(call(onion), rt)
+
+
+@pytest.mark.parametrize("make", [
+    lambda m: m.gradient(m.tensor([1, 2, 3], dtype=m.uint8)),
+    lambda m: m.gradient(m.tensor([[1.0], [2.0]])),
+    lambda m: m.gradient(m.tensor([[1.0, 2.0], [3.0, 4.0]]), edge_order=2),
+])
+def test_gradient_errors(make):
+    _same_error(lambda: make(onion), lambda: make(torch))
+
+
+def test_gradient_grad():
+    a = np.random.default_rng(1).standard_normal((4, 5))
+    c = np.array([0.0, 0.5, 1.5, 3.0, 3.5])
+    xo, xt = onion.tensor(a, requires_grad=True), torch.tensor(a, requires_grad=True)
+    co, ct = onion.tensor(c, requires_grad=True), torch.tensor(c, requires_grad=True)
+    go = onion.gradient(xo, spacing=[co], dim=1, edge_order=2)[0]
+    gt = torch.gradient(xt, spacing=[ct], dim=1, edge_order=2)[0]
+    w = np.random.default_rng(2).standard_normal((4, 5))
+    (go * onion.tensor(w)).sum().backward()
+    (gt * torch.tensor(w)).sum().backward()
+    _same(xo.grad, xt.grad)
+    _same(co.grad, ct.grad)
