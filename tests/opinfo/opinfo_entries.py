@@ -66,6 +66,8 @@ def onion_callable(fn) -> Optional[Callable]:
     if isinstance(fn, torch._ops.OpOverload):      # torch.ops.aten.slice.Tensor -> onion.ops.aten.slice.Tensor
         packet = getattr(onion.ops.aten, fn._schema.name.split("::")[-1], None)
         return getattr(packet, fn._overloadname, None) if packet is not None else None
+    if isinstance(fn, torch._ops.OpOverloadPacket):     # aten._softmax_backward_data -> onion.ops.aten's packet
+        return getattr(onion.ops.aten, fn._qualified_op_name.split("::")[-1], None)
     if callable(fn) and not names_torch(fn) and all(_onion_has(n) for n in _code_names(fn.__code__)):
         return fn
     return _seeded_wrapper_lambda(fn) or _rebound_lambda(fn)

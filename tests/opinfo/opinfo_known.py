@@ -50,7 +50,3 @@ KNOWN.update({
     ("istft", "grad"): "istft's derivative is not implemented yet",
 })
 
-# ---- lead
-KNOWN[("torch.ops.aten._safe_softmax.default", "grad")] = (
-    "aten::_safe_softmax has no derivative entry in onion yet (PyTorch's is the softmax backward with the fully "
-    "masked rows zeroed); the forward matches")
