@@ -217,3 +217,47 @@ def test_softmax_backward_data_out_and_errors():
                                                                  grad_input=m.empty(0, dtype=m.float64)),
                  lambda m: m.ops.aten._softmax_backward_data(m.ones(2, 3), m.ones(2, 3), 2, m.float32)):
         _same_error(lambda: make(onion), lambda: make(torch))
+
+
+# ---- ormqr's derivative ------------------------------------------------------------------------------
+@pytest.mark.parametrize("left", [True, False])
+@pytest.mark.parametrize("transpose", [True, False])
+@pytest.mark.parametrize("dtype,a_shape,k", [("float64", (5, 3), 3), ("complex128", (2, 4, 4), 4),
+                                             ("float64", (2, 5), 2)])
+def test_ormqr_grad(left, transpose, dtype, a_shape, k):
+    rng = np.random.default_rng(5)
+
+    def rand(shape):
+        x = rng.standard_normal(shape)
+        return x + 1j * rng.standard_normal(shape) if dtype == "complex128" else x
+    a, tau = rand(a_shape), rand(a_shape[:-2] + (k,))
+    m = a_shape[-2]
+    c = rand(a_shape[:-2] + ((m, 4) if left else (4, m)))
+    gout = rand(c.shape)
+    res = []
+    for lib in (onion, torch):
+        ts = [lib.tensor(x, requires_grad=True) for x in (a, tau, c)]
+        r = lib.ormqr(*ts, left=left, transpose=transpose)
+        res.append(lib.autograd.grad(r, ts, lib.tensor(gout)))
+    _same(res[0], res[1], rtol=1e-9, atol=1e-9)
+
+
+@pytest.mark.parametrize("make", [
+    lambda m: m.ormqr(m.ones(5, 3), m.ones(2), m.ones(5, 2)),
+    lambda m: m.ormqr(m.ones(2, 5), m.ones(3), m.ones(2, 5)),
+    lambda m: m.ormqr(m.ones(5, 2), m.ones(1), m.ones(3, 5), left=False),
+])
+def test_ormqr_tau_length(make):
+    _same_error(lambda: make(onion), lambda: make(torch))
+
+
+def test_ormqr_double_backward():
+    rng = np.random.default_rng(6)
+    a, tau, c = rng.standard_normal((4, 3)), rng.standard_normal(3), rng.standard_normal((4, 2))
+    res = []
+    for lib in (onion, torch):
+        ts = [lib.tensor(x, requires_grad=True) for x in (a, tau, c)]
+        r = lib.ormqr(*ts)
+        g = lib.autograd.grad((r * r).sum(), ts, create_graph=True)
+        res.append(lib.autograd.grad(sum((x * x).sum() for x in g), ts))
+    _same(res[0], res[1], rtol=1e-8, atol=1e-8)

@@ -41,7 +41,6 @@ MATRIX_EXP_F32 = ("float32/bfloat16 matrix_exp of a batch with a large norm: PyT
 KNOWN.update({
     **{("matrix_exp", check, dt): MATRIX_EXP_F32 for check in ("values", "method", "noncontiguous")
        for dt in ("float32", "bfloat16")},
-    ("ormqr", "grad"): "ormqr's derivative (householder_product based) is not implemented yet",
     ("pinverse", "grad"): ("pinverse is composed of _linalg_svd, where and matmul: its gradient has PyTorch's values "
                            "but row-major strides (PyTorch's is column-major)"),
 })
