@@ -261,3 +261,87 @@ def test_ormqr_double_backward():
         g = lib.autograd.grad((r * r).sum(), ts, create_graph=True)
         res.append(lib.autograd.grad(sum((x * x).sum() for x in g), ts))
     _same(res[0], res[1], rtol=1e-8, atol=1e-8)
+
+
+# ---- stft / istft derivatives ---------------------------------------------------------------------
+@pytest.mark.parametrize("kwargs", [
+    dict(n_fft=8, hop_length=2, center=True, pad_mode="reflect", return_complex=True),
+    dict(n_fft=8, hop_length=3, center=True, pad_mode="constant", return_complex=False, normalized=True),
+    dict(n_fft=8, hop_length=2, center=True, pad_mode="replicate", return_complex=True, window="hann6"),
+    dict(n_fft=7, hop_length=2, center=True, pad_mode="circular", return_complex=True, onesided=False),
+    dict(n_fft=8, hop_length=4, center=False, return_complex=True, window="hann8"),
+    dict(n_fft=8, center=False, return_complex=True, window="hann8", signal="complex"),
+])
+@pytest.mark.parametrize("batched", [False, True])
+def test_stft_grad(kwargs, batched):
+    rng = np.random.default_rng(7)
+    kwargs = dict(kwargs)
+    signal = kwargs.pop("signal", "real")
+    x = rng.standard_normal((2, 20) if batched else (20,))
+    if signal == "complex":
+        x = x + 1j * rng.standard_normal(x.shape)
+    window = kwargs.pop("window", None)
+    res = []
+    for lib in (onion, torch):
+        xs = lib.tensor(x, requires_grad=True)
+        ins = [xs]
+        kw = dict(kwargs)
+        if window is not None:
+            n = int(window[4:])
+            w = lib.tensor(np.hanning(n + 2)[1:-1], requires_grad=True)
+            ins.append(w)
+            kw.update(window=w, win_length=n)
+        r = lib.stft(xs, **kw)
+        g = lib.tensor(np.random.default_rng(8).standard_normal(tuple(r.shape)) * (1 if r.is_complex() else 1.0))
+        if r.is_complex():
+            g = lib.complex(g, g * 0.5)
+        res.append(lib.autograd.grad(r, ins, g))
+    _same(res[0], res[1], rtol=1e-9, atol=1e-9)
+
+
+@pytest.mark.parametrize("kwargs", [
+    dict(n_fft=8, hop_length=2, center=True),
+    dict(n_fft=8, hop_length=2, center=True, window="hann8", length=40, normalized=True),
+    dict(n_fft=8, hop_length=2, center=True, window="hann6", onesided=False),
+    dict(n_fft=8, hop_length=2, center=True, window="hann8c", return_complex=True, onesided=False, length=20),
+])
+@pytest.mark.parametrize("batched", [False, True])
+def test_istft_grad(kwargs, batched):
+    rng = np.random.default_rng(9)
+    kwargs = dict(kwargs)
+    window = kwargs.pop("window", None)
+    n_freq = 8 if kwargs.get("onesided") is False else 5
+    shape = ((2,) if batched else ()) + (n_freq, 12)
+    spec = rng.standard_normal(shape) + 1j * rng.standard_normal(shape)
+    res = []
+    for lib in (onion, torch):
+        s = lib.tensor(spec, requires_grad=True)
+        ins = [s]
+        kw = dict(kwargs)
+        if window is not None:
+            n = int(window[4:].rstrip("c"))
+            w = np.hanning(n + 2)[1:-1] + 0.1
+            if window.endswith("c"):
+                w = w + 0.05j * np.arange(n)
+            wt = lib.tensor(w, requires_grad=True)
+            ins.append(wt)
+            kw.update(window=wt, win_length=n)
+        r = lib.istft(s, **kw)
+        g = lib.tensor(np.random.default_rng(10).standard_normal(tuple(r.shape)))
+        if r.is_complex():
+            g = lib.complex(g, g * 0.25)
+        res.append((r, lib.autograd.grad(r, ins, g)))
+    _same(res[0][0].detach(), res[1][0].detach(), rtol=1e-9, atol=1e-9)
+    _same(res[0][1], res[1][1], rtol=1e-8, atol=1e-8)
+
+
+def test_stft_double_backward():
+    x = np.random.default_rng(11).standard_normal(16)
+    res = []
+    for lib in (onion, torch):
+        xs = lib.tensor(x, requires_grad=True)
+        w = lib.tensor(np.hanning(8), requires_grad=True)
+        r = lib.stft(xs, 8, hop_length=2, window=w, return_complex=True)
+        (g,) = lib.autograd.grad(r.abs().pow(2).sum(), [xs], create_graph=True)
+        res.append(lib.autograd.grad((g * g).sum(), [xs, w]))
+    _same(res[0], res[1], rtol=1e-8, atol=1e-8)

@@ -44,8 +44,4 @@ KNOWN.update({
     ("pinverse", "grad"): ("pinverse is composed of _linalg_svd, where and matmul: its gradient has PyTorch's values "
                            "but row-major strides (PyTorch's is column-major)"),
 })
-KNOWN.update({
-    ("stft", "grad"): "stft's derivative (an overlap-add of inverse transforms) is not implemented yet",
-    ("istft", "grad"): "istft's derivative is not implemented yet",
-})
 
