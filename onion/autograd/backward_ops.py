@@ -11,7 +11,7 @@ from ..aten.tensor_new import wrap
 from ..aten.native.lapack import _fstrides
 from .backward_linalg import _colmajor, _diag, _eye, diag_embed, mH, tril, triu
 
-__all__ = ["istft_backward", "ormqr_backward", "stft_backward"]
+__all__ = ["batch_norm_train_backward", "istft_backward", "ormqr_backward", "stft_backward"]
 
 
 def _mm(a, b):
@@ -274,3 +274,30 @@ def istft_backward(grad, self, n_fft, hop_length, win_length, window, center, no
             g_w = at.slice_Tensor(g_w, 0, left, left + win_length, 1)
         gw = g_w if window._impl.dtype.is_complex else _real(g_w)
     return gs, gw
+
+
+# ----------------------------------------------------------------------------- batch norm (training)
+def batch_norm_train_backward(grad, input, weight, eps, mask):
+    """Training-mode batch norm: the statistics are recomputed here from the input with operators (not taken
+    from the saved results), so the gradient's own gradient includes their dependence on the input."""
+    if grad is None:
+        return None, None, None
+    ndim = input.dim()
+    dims = [0] + list(range(2, ndim))
+    shape = [1, -1] + [1] * (ndim - 2)
+    n = input.numel() // max(input.shape[1], 1)
+    mean = at.mean_dim(input, dims, True, None)
+    invstd = at.rsqrt(at.add_Scalar(at.var_correction(input, dims, 0, True), eps, 1))
+    x_hat = at.mul_Tensor(at.sub_Tensor(input, mean, 1), invstd)
+    g_sum = at.sum_dim_IntList(grad, dims, True, None)
+    gx_sum = at.sum_dim_IntList(at.mul_Tensor(grad, x_hat), dims, True, None)
+    gi = gw = gb = None
+    if mask[0]:
+        scale = invstd if weight is None else at.mul_Tensor(invstd, at.view(weight, shape))
+        inner = at.sub_Tensor(at.sub_Tensor(at.mul_Scalar(grad, n), g_sum, 1), at.mul_Tensor(x_hat, gx_sum), 1)
+        gi = at.mul_Tensor(at.div_Scalar(scale, n), inner)
+    if len(mask) > 1 and mask[1] and weight is not None:
+        gw = at.view(gx_sum, [-1])
+    if len(mask) > 2 and mask[2]:
+        gb = at.view(g_sum, [-1])
+    return gi, gw, gb

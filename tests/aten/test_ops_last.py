@@ -345,3 +345,45 @@ def test_stft_double_backward():
         (g,) = lib.autograd.grad(r.abs().pow(2).sum(), [xs], create_graph=True)
         res.append(lib.autograd.grad((g * g).sum(), [xs, w]))
     _same(res[0], res[1], rtol=1e-8, atol=1e-8)
+
+
+# ---- _batch_norm_with_update ---------------------------------------------------------------------
+@pytest.mark.parametrize("shape,channels_last,affine", [((4, 3), False, True), ((2, 3, 5), False, False),
+                                                        ((2, 3, 4, 5), True, True)])
+def test_batch_norm_with_update(shape, channels_last, affine):
+    rng = np.random.default_rng(12)
+    x = rng.standard_normal(shape)
+    w, b = rng.standard_normal(3), rng.standard_normal(3)
+    res, stats = [], []
+    for lib in (onion, torch):
+        xt = lib.tensor(x, requires_grad=True)
+        if channels_last:
+            xt = xt.detach().to(memory_format=lib.channels_last).requires_grad_(True)
+        wt, bt = lib.tensor(w, requires_grad=True), lib.tensor(b, requires_grad=True)
+        rm, rv = lib.zeros(3, dtype=lib.float64), lib.ones(3, dtype=lib.float64)
+        args = (wt, bt) if affine else (None, None)
+        out = lib.ops.aten._batch_norm_with_update(xt, *args, rm, rv, 0.3, 1e-3)
+        assert out[3].shape == (0,) and not out[1].requires_grad
+        g = gg = ()
+        if affine:      # (PyTorch's backward of this op needs a weight)
+            loss = (out[0] * out[0] * lib.tensor(np.arange(x.size).reshape(shape))).sum()
+            g = lib.autograd.grad(loss, [xt, wt, bt], create_graph=True)
+            gg = lib.autograd.grad(sum((t * t).sum() for t in g), [xt])
+        res.append((out[0].detach(), out[1], out[2], *g, *gg))
+        stats.append((rm, rv, tuple(out[0].stride())))
+    _same([t.detach() for t in res[0]], [t.detach() for t in res[1]], rtol=1e-9, atol=1e-9)
+    _same(stats[0][:2], stats[1][:2])
+    assert stats[0][2] == stats[1][2]
+
+
+def test_batch_norm_with_update_out():
+    x = np.random.default_rng(13).standard_normal((4, 3, 2))
+    res = []
+    for lib in (onion, torch):
+        outs = [lib.empty(0, dtype=lib.float64) for _ in range(3)] + [lib.empty(0, dtype=lib.uint8)]
+        rm, rv = lib.zeros(3, dtype=lib.float64), lib.ones(3, dtype=lib.float64)
+        r = lib.ops.aten._batch_norm_with_update.out(lib.tensor(x), None, None, rm, rv, 0.1, 1e-5, out=outs[0],
+                                                     save_mean=outs[1], save_invstd=outs[2], reserve=outs[3])
+        assert all(a is b for a, b in zip(r, outs))
+        res.append(outs[:3] + [rm, rv])
+    _same(res[0], res[1])
