@@ -151,6 +151,8 @@ class Param:
                     return tuple(_checked_int(x, self, i + 1) for i, x in enumerate(v))
                 raise _NoMatch(self, v)
             if isinstance(v, (list, tuple)):
+                if base == "Scalar" and any(isinstance(x, Tensor) for x in v):
+                    raise _NoMatch(self, v)     # Scalar[] holds numbers: a list of tensors binds Tensor[] (gradient)
                 return list(v)
             raise _NoMatch(self, v)
         if base in ("int", "SymInt"):
