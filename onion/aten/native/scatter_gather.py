@@ -16,6 +16,7 @@ from ...core import dtype as _dt
 from ...core.geometry import contiguous_strides, wrap_dim
 from ..at import at
 from ..structured import Plan
+from .workspace import scratch
 
 _int64 = _dt.int64
 _int32 = _dt.int32
@@ -139,8 +140,8 @@ def _flat_chunks(out_shape, dim, idx):
     if off is not None:
         # the dim-0 offset of a block's first row is its origin; what is left repeats in every block
         moves = contiguous_strides(out_shape)[0] if dim != 0 and off.shape[0] > 1 else 0
-        local = np.ascontiguousarray(np.broadcast_to(off[:step] if off.shape[0] > 1 else off,
-                                                     (step,) + idx.shape[1:]))
+        local = scratch("flat.local", (step,) + idx.shape[1:], np.int64)
+        np.copyto(local, off[:step] if off.shape[0] > 1 else off)
     for r0 in range(0, n0, step):
         rows = slice(r0, min(n0, r0 + step))
         ic = idx[rows]
@@ -150,7 +151,7 @@ def _flat_chunks(out_shape, dim, idx):
             yield rows, 0, ic.reshape(-1)
             continue
         if buf is None:
-            buf = np.empty((step,) + idx.shape[1:], np.int64)
+            buf = scratch("flat.positions", (step,) + idx.shape[1:], np.int64)
         n = rows.stop - r0
         b = buf[:n]
         if st == 1:
