@@ -13,7 +13,7 @@ from .tensor_new import empty_tensor, wrap, wrap_cpu as _wrap_cpu
 from ..backends import backend_for
 from ..core.device import CPU as _CPU
 from ..core.geometry import contiguous_strides
-from ..core.tls import tls as _tls
+from ..core.tls import state as _tls_state
 
 
 
@@ -99,7 +99,7 @@ def functional(plan: Plan, r):
     if plan.impl_error is not None:
         raise plan.impl_error
     dtype = plan.dtype
-    if plan.device is _CPU and not _tls.inference_mode:
+    if plan.device is _CPU and not _tls_state().inference_mode:
         # the common case, made inline: a NumPy result already of the plan's dtype
         # and shape becomes the new tensor's array as it is
         if type(r) is not _ndarray:

@@ -10,7 +10,7 @@ from ..core.dispatch_key import K, tensor_keyset
 from ..core.promotion import scalar_dtype
 from ..core.tensor import Tensor, make_tensor
 from ..core.tensor_impl import TensorImpl
-from ..core.tls import tls
+from ..core.tls import state as _tls_state
 
 _ndarray = np.ndarray
 _asarray = np.asarray
@@ -33,7 +33,7 @@ def wrap_cpu(array, dtype) -> Tensor:
     impl._array = array
     impl.dtype = dtype
     impl.device = CPU
-    if tls.inference_mode:
+    if _tls_state().inference_mode:
         impl.keyset = CPU_INFERENCE_KS
         impl._inference = True
     else:
@@ -46,7 +46,7 @@ def wrap_cpu(array, dtype) -> Tensor:
 def wrap(array, dtype, device) -> Tensor:
     """A new tensor of any backend over ``array``."""
     key = device._key
-    if tls.inference_mode:
+    if _tls_state().inference_mode:
         impl = TensorImpl(array, dtype, device, _FRESH_INFERENCE[key])
         impl._inference = True
     else:

@@ -72,6 +72,14 @@ class UfuncFormula:
     # the array-namespace function this formula is when ``skip_check`` holds (or always, for a formula
     # with no check): the CPU fast path calls it straight on the arrays
     plain: str = ""
+    # for a formula with scalar arguments: the Python ints they must be for ``plain`` to apply (add's
+    # ``alpha=1``); ``skip_check`` must hold for them
+    plain_scalars: tuple = ()
+
+    @property
+    def n_scalars(self) -> int:
+        """The formula's arguments after the tensors (``alpha``): ``fn(xp, *tensors, *scalars)``."""
+        return self.fn.__code__.co_argcount - 1 - self.n_tensors
 
     def compute_dtype(self, common):
         if self.kind in ("binary_float", "unary_float") and common.category < 2:
@@ -450,6 +458,26 @@ class Ufunc:
         self.plain = {d: getattr(xp, formula.plain) for d in dtypes
                       if not (d in (_dt.float16, _dt.bfloat16) and formula.opmath)} if plain_ok else {}
         self.with_scalar = instantiate_scalar(scalar_only or formula, xp, dtypes) if fast else {}
+        self.ready = self._ready()
+
+    def _ready(self) -> dict:
+        """dtype -> the bare NumPy function, for the dtypes where nothing else is needed: the formula keeps
+        the dtype (no int -> float for ``unary_float``/``binary_float``, no complex for ``abs``), and
+        ``skip_check`` holds whatever the operands (or for the scalars ``plain_scalars``).  The front of
+        the CPU fast kernels looks the dtype up here and, when found, only calls it."""
+        f = self.formula
+        if f.operand_check is not None or f.n_scalars != len(f.plain_scalars):
+            return {}
+        out = {}
+        for d, fn in self.plain.items():
+            if f.kind in ("unary_float", "binary_float") and d.category < 2:
+                continue
+            if f.kind == "abs" and d.is_complex:
+                continue
+            if f.skip_check is not None and not f.skip_check(d, *f.plain_scalars):
+                continue
+            out[d] = fn
+        return out
 
     def _fast_ok(self, kinds) -> bool:
         f = self.formula
@@ -475,7 +503,10 @@ class Ufunc:
 
     def functional(self, opname: str, kinds):
         if self._fast_ok(kinds):
-            return _binary_fast(self, opname, kinds[1] == "Scalar") if len(kinds) == 2 else _unary_fast(self, opname)
+            if len(kinds) == 1:
+                return _ready_front(self, _unary_fast(self, opname))
+            general = _binary_fast(self, opname, kinds[1] == "Scalar")
+            return general if kinds[1] == "Scalar" else _ready_front(self, general, opname)
         kernel = self._general(opname, kinds, self.run_functional)
         if (self.backend_type == "cpu" and self.direct and self.formula.float_keeps_python_scalars
                 and kinds[0] == "Tensor" and all(k.startswith("Scalar") for k in kinds[1:])):
@@ -500,6 +531,66 @@ class MetaUfunc(Ufunc):
 
     def __init__(self, formula: UfuncFormula):
         super().__init__(formula, "meta", None, ())
+
+
+def _same_layout(a, b) -> bool:
+    """NumPy lays out ``fn(a, b)`` as PyTorch would: both at most 1-D (whatever their strides, the result
+    is a new contiguous vector, as PyTorch's; a broadcast of 0-/1-D operands is too), or both
+    contiguous of one shape.  Anything else (and any broadcast error) is the general path's."""
+    if a.ndim < 2 and b.ndim < 2:
+        return a.shape == b.shape or a.ndim == 0 or b.ndim == 0
+    return a.shape == b.shape and a.flags.c_contiguous and b.flags.c_contiguous
+
+
+def _ready_front(uf: Ufunc, general, opname: str = ""):
+    """The commonest CPU call first: operands of one dtype that ``uf.ready`` has, and (for add/sub) the
+    default ``alpha=1``.  The bare NumPy function runs on the arrays and its result is wrapped; anything
+    else (promotion, wrapped numbers, a layout PyTorch would order otherwise) is ``general``'s."""
+    ready = uf.ready
+    if not ready:
+        return general
+    to_bool = _dt.bool if uf.formula.kind == "comparison" else None
+    if uf.formula.n_tensors == 1:
+        def unary(ks, self):
+            ai = self._impl
+            fn = ready.get(ai.dtype)
+            if fn is not None:
+                a = ai._array
+                if a.ndim < 2 or a.flags.c_contiguous:
+                    return _wrap_cpu(fn(a), to_bool or ai.dtype)
+            return general(ks, self)
+        return unary if not uf.formula.plain_scalars else general
+
+    if uf.formula.plain_scalars:
+        (want,) = uf.formula.plain_scalars
+
+        def binary_alpha(ks, self, other, alpha):
+            ai = self._impl
+            bi = other._impl
+            dt = ai.dtype
+            if dt is bi.dtype and alpha.__class__ is int and alpha == want and not ai.is_wrapped_number:
+                fn = ready.get(dt)
+                if fn is not None:
+                    a = ai._array
+                    b = bi._array
+                    if _same_layout(a, b):
+                        return _wrap_cpu(fn(a, b), dt)
+            return general(ks, self, other, alpha)
+        return binary_alpha
+
+    def binary(ks, self, other):
+        ai = self._impl
+        bi = other._impl
+        dt = ai.dtype
+        if dt is bi.dtype and not ai.is_wrapped_number:
+            fn = ready.get(dt)
+            if fn is not None:
+                a = ai._array
+                b = bi._array
+                if _same_layout(a, b):
+                    return _wrap_cpu(fn(a, b), to_bool or dt)
+        return general(ks, self, other)
+    return binary
 
 
 def _binary_fast(uf: Ufunc, opname: str, wrap_other: bool):

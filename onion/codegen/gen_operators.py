@@ -29,7 +29,7 @@ def gen_operators(fns) -> str:
     lines = [HEADER, '"""Operator entries: keyset, then the Dispatcher\'s kernel for it (one per overload)."""',
              "from onion.aten.at import at as _at",
              "from onion.core import dtype as _dt",
-             "from onion.core.tls import tls as _tls",
+             "from onion.core.tls import state as _state",
              "from onion.dispatch.dispatcher import dispatcher as _dispatcher",
              "from onion.dispatch.library import Library as _Library",
              "from onion.dispatch.operator import keyset_of_list as _ks_list", "",
@@ -43,9 +43,7 @@ def gen_operators(fns) -> str:
 def _operator(f: NativeFunction) -> list:
     i = f.ident
     lines = [f"# aten::{f.name}, declared at {f.loc}",
-             f"_lib.define({str(f.func)!r}, tags={tuple(f.tags)!r})",
-             f"op_{i} = _dispatcher.find('aten::{f.name}')",
-             f"op_{i}.source = '{f.loc}'",
+             f"op_{i} = _lib._declare({str(f.func)!r}, tags={tuple(f.tags)!r}, source='{f.loc}')",
              f"dispatch_{i} = op_{i}.dispatch_cache",
              f"redispatch_{i} = op_{i}.redispatch_cache", ""]
     lines += entry(f)

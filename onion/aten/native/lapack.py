@@ -455,8 +455,8 @@ def svd_U(self, some=True, compute_uv=True, U=None, S=None, V=None):
     if not compute_uv:
         _write_outs((U, S, V), svd(self, some, compute_uv), "svd")
         return U, S, V
-    from ...core.tls import tls
-    if tls.grad_enabled and any(o._impl.requires_grad and o._impl.grad_fn is None for o in (U, S, V)):
+    from ...core.tls import state as _tls_state
+    if _tls_state().grad_enabled and any(o._impl.requires_grad and o._impl.grad_fn is None for o in (U, S, V)):
         # PyTorch's svd.U writes its outs in place first
         raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
     # through _linalg_svd.U (whose autograd kernel refuses inputs that require grad), V then holding Vh
@@ -622,8 +622,8 @@ def lu_solve(self, LU_data, LU_pivots):
 
 
 def lu_solve_out(self, LU_data, LU_pivots, out):
-    from ...core.tls import tls
-    if tls.grad_enabled and any(t._impl.requires_grad for t in (self, LU_data, LU_pivots, out)):
+    from ...core.tls import state as _tls_state
+    if _tls_state().grad_enabled and any(t._impl.requires_grad for t in (self, LU_data, LU_pivots, out)):
         # PyTorch's lu_solve.out is linalg_lu_solve.out, whose autograd kernel refuses first
         raise RuntimeError("linalg_lu_solve(): functions with out=... arguments don't support automatic "
                            "differentiation, but one of the arguments requires grad.")
