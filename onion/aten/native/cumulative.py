@@ -16,6 +16,7 @@ from ..structured import Plan
 from ..tensor_new import empty_tensor, wrap
 from ..view_geometry import wrap_dim
 from .reductions import _cast
+from .workspace import scratch
 
 _int64 = _dt.int64
 _SCAN_ACC = {_dt.float32: _np.float64, _dt.float16: _np.float32, _dt.bfloat16: _np.float32,
@@ -86,8 +87,75 @@ def _scan(xp, plan, self, dtype, scan):
     axis = plan.extra
     if axis is None:
         return a.astype(plan.dtype.np, copy=True)
+    if scan is _np.cumsum and a.dtype == _np.float32 and plan.dtype is _dt.float32 and a.size >= _EXACT_MIN:
+        r = _exact_float32_cumsum(a, axis)
+        if r is not None:
+            return r
     with _np.errstate(over="ignore", invalid="ignore"):
-        return scan(a, axis=axis, dtype=_scan_acc(plan.dtype))
+        r = scan(a, axis=axis, dtype=_scan_acc(plan.dtype))
+    if scan is _np.cumsum and r.dtype.kind in "fc":
+        r += 0.0        # ATen's running sum starts at +0, so it never yields -0.0 (NumPy's starts at x[0])
+    return r
+
+
+_EXACT_MIN = 4096        # below this the float64 scan is as quick
+
+
+def _exact_float32_cumsum(a, axis):
+    """float32 cumsum as ATen computes it (a float64 running sum, each partial sum rounded to float32), by an
+    int64 scan where that is provably the same; None where it is not (NaN/inf, subnormals, a dynamic range
+    over 2^50, sums near int64's range).  Every value is an integer multiple of q, the ulp of the smallest
+    nonzero magnitude, so in units of q the values are integers and their int64 prefix sums P are exact.
+    While every P_i is exactly representable in float64, each float64 addition of the running sum is exact
+    too, so the running sum IS P_i * q, and the result is P_i * q rounded once to float32.  An int64 scan
+    runs at vector speed, where NumPy's float64 one is bound by the latency of each addition.
+    |P_i| < 2^53 always qualifies.  Past that (1-D only), P_i still qualifies while every value so far is a
+    multiple of 2^s (s: the bits by which max |P| exceeds 53); from the first index where neither holds,
+    the float64 running sum goes on from the exact P * q carried in, step by step as ATen's does."""
+    n = a.size
+    bits = _np.bitwise_and(a.view(_np.uint32), _np.uint32(0x7FFFFFFF), out=scratch("cumsum.bits", a.shape, _np.uint32))
+    hi = int(bits.max())                     # |a| as bit patterns: the largest, and whether any is NaN/inf
+    if hi >= 0x7F800000 or hi == 0:
+        return None
+    bits -= _np.uint32(1)                    # a zero wraps to the top, out of the way of the min
+    lo = int(bits.min()) + 1
+    emin, emax = lo >> 23, hi >> 23          # biased exponents of the smallest nonzero and largest magnitude
+    if emin < 25 or emax - emin + 24 > 50:   # q below float32's normal range, or values >= 2^50 q
+        return None
+    q = 2.0 ** (emin - 150)
+    magic = 1.5 * 2.0 ** 52 * q              # v + magic (|v| < 2^51 q, a multiple of q) is exact, ulp q
+    y = scratch("cumsum.p", a.shape, _np.float64)
+    _np.copyto(y, a)
+    y += magic
+    p = y.view(_np.int64)
+    p -= _np.float64(magic).view(_np.int64)  # within that binade the bit patterns differ by v / q
+    _np.cumsum(p, axis=axis, out=p)
+    out = p.astype(_np.float32)              # P rounded once, then scaled by a power of two (exact: q is normal)
+    out *= _np.float32(q)
+    lim = 2.0 ** 53 * q
+    top, bottom = float(out.max()), float(out.min())
+    if top < lim and bottom > -lim:          # so every |P_i| < 2^53
+        return out
+    pmax = max(top, -bottom) / q * (1.0 + 2.0 ** -20)          # above max |P| (out is P to float32 rounding)
+    if a.ndim != 1 or pmax >= 2.0 ** 61:     # steps are < 2^50: below 2^61 throughout, no int64 wrap-around
+        return None
+    s = max(int(pmax).bit_length() - 53, 0)
+    # a value whose ulp is at least 2^s q is a multiple of 2^s (in units of q): biased exponent >= emin + s
+    fine = bits < _np.uint32(min(((emin + s) << 23) - 1, 0xFFFFFFFF))
+    f = int(_np.argmax(fine))
+    k = f if fine[f] else n
+    if k < n and float(out[:k + 1].max(initial=0.0)) < lim and float(out[:k + 1].min(initial=0.0)) > -lim:
+        # |P_i| < 2^53 still holds at the first value that is not a multiple of 2^s: exact up to where it fails
+        later = _np.abs(out[k:]) >= lim
+        j = int(_np.argmax(later))
+        k = k + j if later[j] else n
+    if k < n:
+        tail = a[k:].astype(_np.float64)
+        if k:
+            tail[0] += float(int(p[k - 1])) * q     # the exact running sum so far, then ATen's steps
+        _np.cumsum(tail, out=tail)
+        out[k:] = tail
+    return out
 
 
 def cumsum_impl(xp, plan, self, dim, dtype=None):
