@@ -198,8 +198,9 @@ def test_softmax_backward_data_dtypes(grad_dtype, output_dtype, input_dtype, dim
     ro = call(onion)
     _same(ro.float(), rt.float(), rtol=1e-2 if grad_dtype in ("float16", "bfloat16") else 1e-6)
     assert str(ro.dtype).split(".")[-1] == str(rt.dtype).split(".")[-1]
-    meta = call(onion, "meta")
-    assert meta.shape == ro.shape and meta.dtype is ro.dtype
+    # on Meta, PyTorch's registration gives input_dtype without the CPU kernel's checks
+    meta, tmeta = call(onion, "meta"), call(torch, "meta")
+    assert tuple(meta.shape) == tuple(tmeta.shape) and str(meta.dtype)[6:] == str(tmeta.dtype)[6:]
 
 
 def test_softmax_backward_data_out_and_errors():

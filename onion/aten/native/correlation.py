@@ -10,6 +10,14 @@ from ..at import at
 _OBSERVATIONS_DIM = 1
 
 
+def _is_true(t):
+    """The value of a boolean 0-dim tensor (PyTorch's is_scalar_tensor_true, which Meta tensors cannot answer)."""
+    if t.device.type == "meta":
+        raise NotImplementedError("aten::equal: attempted to run this operator with Meta tensors, but there was no "
+                                  "fake impl or Meta kernel registered.")
+    return bool(t.item())
+
+
 def _check_weights(name, w, num_observations, want, want_text):
     if w.dim() > 1:
         raise RuntimeError(f"cov(): expected {name} to have one or fewer dimensions but got {name} with "
@@ -20,7 +28,7 @@ def _check_weights(name, w, num_observations, want, want_text):
     if w.numel() != num_observations:
         raise RuntimeError(f"cov(): expected {name} to have the same numel as there are observations in the input "
                            f"but got {w.numel()} != {num_observations}")
-    if num_observations != 0 and not at.ge_Scalar(at.min(w), 0).item():
+    if num_observations != 0 and not _is_true(at.ge_Scalar(at.min(w), 0)):
         raise RuntimeError(f"cov(): {name} cannot be negative")
 
 
@@ -48,7 +56,7 @@ def cov(self, correction=1, fweights=None, aweights=None):
         w_sum = at.scalar_tensor(n, _dt.int64, None, x.device, None)
     else:
         w_sum = at.sum(w, None)
-        if not at.ne_Scalar(w_sum, 0).item():
+        if not _is_true(at.ne_Scalar(w_sum, 0)):
             raise RuntimeError("cov(): weights sum to zero, can't be normalized")
     weighted = x if w is None else at.mul_Tensor(x, w)
     avg = at.div_Tensor(at.sum_dim_IntList(weighted, [_OBSERVATIONS_DIM], False, None), w_sum)
@@ -57,7 +65,7 @@ def cov(self, correction=1, fweights=None, aweights=None):
         norm_factor = at.sub_Tensor(w_sum, at.mul_Scalar(spread, correction), 1)
     else:
         norm_factor = at.sub_Scalar(w_sum, correction, 1)
-    if at.le_Scalar(norm_factor, 0).item():
+    if _is_true(at.le_Scalar(norm_factor, 0)):
         warnings.warn("cov(): degrees of freedom is <= 0. Correction should be strictly less than the number of "
                       "observations.", UserWarning, stacklevel=2)
         norm_factor = at.zeros_like(norm_factor, None, None, None, None, None)
