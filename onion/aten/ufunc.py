@@ -533,15 +533,6 @@ class MetaUfunc(Ufunc):
         super().__init__(formula, "meta", None, ())
 
 
-def _same_layout(a, b) -> bool:
-    """NumPy lays out ``fn(a, b)`` as PyTorch would: both at most 1-D (whatever their strides, the result
-    is a new contiguous vector, as PyTorch's; a broadcast of 0-/1-D operands is too), or both
-    contiguous of one shape.  Anything else (and any broadcast error) is the general path's."""
-    if a.ndim < 2 and b.ndim < 2:
-        return a.shape == b.shape or a.ndim == 0 or b.ndim == 0
-    return a.shape == b.shape and a.flags.c_contiguous and b.flags.c_contiguous
-
-
 _FLOAT_LIMITS = {_dt.float32: float(_np.finfo(_np.float32).max), _dt.float64: float(_np.finfo(_np.float64).max)}
 
 
@@ -582,42 +573,44 @@ def _ready_front(uf: Ufunc, general, opname: str = ""):
         (want,) = uf.formula.plain_scalars
 
         def binary_alpha(ks, self, other, alpha):
-            ai = self._impl
-            bi = other._impl
-            dt = ai.dtype
-            if alpha.__class__ is int and alpha == want and not ai.is_wrapped_number:
-                fn = ready.get(dt)
-                if fn is not None:
-                    a = ai._array
-                    if dt is bi.dtype:
-                        b = bi._array
-                        if _same_layout(a, b):
-                            return _wrap_cpu(fn(a, b), dt)
-                    elif bi.is_wrapped_number:
-                        v = _kept_number(dt, bi.wrapped_value, a)
-                        if v is not None:
-                            return _wrap_cpu(fn(a, v), dt)
+            if alpha.__class__ is int and alpha == want:
+                r = _ready_pair(ready, to_bool, self._impl, other._impl)
+                if r is not None:
+                    return r
             return general(ks, self, other, alpha)
         return binary_alpha
 
     def binary(ks, self, other):
-        ai = self._impl
-        bi = other._impl
-        dt = ai.dtype
-        if not ai.is_wrapped_number:
-            fn = ready.get(dt)
-            if fn is not None:
-                a = ai._array
-                if dt is bi.dtype:
-                    b = bi._array
-                    if _same_layout(a, b):
-                        return _wrap_cpu(fn(a, b), to_bool or dt)
-                elif bi.is_wrapped_number:
-                    v = _kept_number(dt, bi.wrapped_value, a)
-                    if v is not None:
-                        return _wrap_cpu(fn(a, v), to_bool or dt)
-        return general(ks, self, other)
+        r = _ready_pair(ready, to_bool, self._impl, other._impl)
+        return r if r is not None else general(ks, self, other)
     return binary
+
+
+def _ready_pair(ready, to_bool, ai, bi):
+    """The front's two-operand case: the result tensor, or None for the general path.  Operands of one
+    dtype when NumPy lays ``fn(a, b)`` out as PyTorch would (both at most 1-D: the result is a new
+    contiguous vector, as PyTorch's, broadcast of a 0-d operand included; or both contiguous of one shape);
+    or a float tensor with a Python number that keeps its dtype (``_kept_number``)."""
+    if ai.is_wrapped_number:
+        return None
+    dt = ai.dtype
+    fn = ready.get(dt)
+    if fn is None:
+        return None
+    a = ai._array
+    if dt is bi.dtype:
+        b = bi._array
+        if a.ndim < 2 and b.ndim < 2:
+            same = a.shape == b.shape or a.ndim == 0 or b.ndim == 0
+        else:
+            same = a.shape == b.shape and a.flags.c_contiguous and b.flags.c_contiguous
+        if same:
+            return _wrap_cpu(fn(a, b), to_bool or dt)
+    elif bi.is_wrapped_number:
+        v = _kept_number(dt, bi.wrapped_value, a)
+        if v is not None:
+            return _wrap_cpu(fn(a, v), to_bool or dt)
+    return None
 
 
 def _binary_fast(uf: Ufunc, opname: str, wrap_other: bool):
