@@ -466,7 +466,7 @@ class Ufunc:
         ``skip_check`` holds whatever the operands (or for the scalars ``plain_scalars``).  The front of
         the CPU fast kernels looks the dtype up here and, when found, only calls it."""
         f = self.formula
-        if f.operand_check is not None or f.n_scalars != len(f.plain_scalars):
+        if f.n_scalars != len(f.plain_scalars):
             return {}
         out = {}
         for d, fn in self.plain.items():
@@ -555,7 +555,7 @@ def _ready_front(uf: Ufunc, general, opname: str = ""):
     runs on the arrays and its result is wrapped; anything else (promotion, a layout PyTorch would order
     otherwise) is ``general``'s."""
     ready = uf.ready
-    if not ready:
+    if not ready or uf.formula.operand_check is not None:
         return general
     to_bool = _dt.bool if uf.formula.kind == "comparison" else None
     if uf.formula.n_tensors == 1:
@@ -743,10 +743,8 @@ def _inplace_fast(uf: Ufunc, opname: str, n: int, wrap_other: bool):
     operand has its dtype and shape and shares no memory with it, the bare NumPy function writes
     straight into self; anything else (broadcasting, casts, overlap, inference tensors) takes the
     general path with all of PyTorch's checks."""
-    formula, plain = uf.formula, uf.plain
-    skip, operand_check = formula.skip_check, formula.operand_check
-    floating_only = formula.kind in ("unary_float", "binary_float")
-    real_only = formula.kind == "abs"
+    formula, ready, want = uf.formula, uf.ready, uf.formula.plain_scalars
+    operand_check = formula.operand_check
     may_share = _np.may_share_memory
 
     def binary(ks, self, other, *scalars):
@@ -757,12 +755,12 @@ def _inplace_fast(uf: Ufunc, opname: str, n: int, wrap_other: bool):
         dt = ai.dtype
         a = ai._array
         b = bi._array
-        fn = plain.get(dt)
+        # ``ready``: the dtypes where the bare function is the formula (for ``plain_scalars``, add_'s alpha=1)
+        fn = ready.get(dt) if scalars == want and (not want or scalars[0].__class__ is int) else None
         if (fn is not None and dt is bi.dtype and not ai._inference and type(a) is _ndarray and a.flags.c_contiguous
-                and a.shape == b.shape and not (floating_only and dt.category < 2)
+                and a.shape == b.shape
                 # two arrays that own their memory never overlap (np.may_share_memory costs ~0.4 us)
-                and (ai is bi or (a.base is None and b.base is None and a is not b) or not may_share(a, b))
-                and (skip is None or skip(dt, *scalars))):
+                and (ai is bi or (a.base is None and b.base is None and a is not b) or not may_share(a, b))):
             if operand_check is not None:
                 operand_check((ai, bi), dt, *scalars)
             fn(a, b, out=a)
@@ -778,10 +776,8 @@ def _inplace_fast(uf: Ufunc, opname: str, n: int, wrap_other: bool):
         ai = self._impl
         dt = ai.dtype
         a = ai._array
-        fn = plain.get(dt)
-        if (fn is not None and not ai._inference and type(a) is _ndarray and a.flags.c_contiguous
-                and not (floating_only and dt.category < 2) and not (real_only and dt.is_complex)
-                and (skip is None or skip(dt, *scalars))):
+        fn = ready.get(dt) if not scalars else None
+        if fn is not None and not ai._inference and type(a) is _ndarray and a.flags.c_contiguous:
             if operand_check is not None:
                 operand_check((ai,), dt, *scalars)
             fn(a, out=a)
