@@ -466,7 +466,7 @@ class Ufunc:
         ``skip_check`` holds whatever the operands (or for the scalars ``plain_scalars``).  The front of
         the CPU fast kernels looks the dtype up here and, when found, only calls it."""
         f = self.formula
-        if f.operand_check is not None or f.n_scalars != len(f.plain_scalars):
+        if f.n_scalars != len(f.plain_scalars):
             return {}
         out = {}
         for d, fn in self.plain.items():
@@ -533,15 +533,6 @@ class MetaUfunc(Ufunc):
         super().__init__(formula, "meta", None, ())
 
 
-def _same_layout(a, b) -> bool:
-    """NumPy lays out ``fn(a, b)`` as PyTorch would: both at most 1-D (whatever their strides, the result
-    is a new contiguous vector, as PyTorch's; a broadcast of 0-/1-D operands is too), or both
-    contiguous of one shape.  Anything else (and any broadcast error) is the general path's."""
-    if a.ndim < 2 and b.ndim < 2:
-        return a.shape == b.shape or a.ndim == 0 or b.ndim == 0
-    return a.shape == b.shape and a.flags.c_contiguous and b.flags.c_contiguous
-
-
 _FLOAT_LIMITS = {_dt.float32: float(_np.finfo(_np.float32).max), _dt.float64: float(_np.finfo(_np.float64).max)}
 
 
@@ -564,7 +555,7 @@ def _ready_front(uf: Ufunc, general, opname: str = ""):
     runs on the arrays and its result is wrapped; anything else (promotion, a layout PyTorch would order
     otherwise) is ``general``'s."""
     ready = uf.ready
-    if not ready:
+    if not ready or uf.formula.operand_check is not None:
         return general
     to_bool = _dt.bool if uf.formula.kind == "comparison" else None
     if uf.formula.n_tensors == 1:
@@ -582,42 +573,44 @@ def _ready_front(uf: Ufunc, general, opname: str = ""):
         (want,) = uf.formula.plain_scalars
 
         def binary_alpha(ks, self, other, alpha):
-            ai = self._impl
-            bi = other._impl
-            dt = ai.dtype
-            if alpha.__class__ is int and alpha == want and not ai.is_wrapped_number:
-                fn = ready.get(dt)
-                if fn is not None:
-                    a = ai._array
-                    if dt is bi.dtype:
-                        b = bi._array
-                        if _same_layout(a, b):
-                            return _wrap_cpu(fn(a, b), dt)
-                    elif bi.is_wrapped_number:
-                        v = _kept_number(dt, bi.wrapped_value, a)
-                        if v is not None:
-                            return _wrap_cpu(fn(a, v), dt)
+            if alpha.__class__ is int and alpha == want:
+                r = _ready_pair(ready, to_bool, self._impl, other._impl)
+                if r is not None:
+                    return r
             return general(ks, self, other, alpha)
         return binary_alpha
 
     def binary(ks, self, other):
-        ai = self._impl
-        bi = other._impl
-        dt = ai.dtype
-        if not ai.is_wrapped_number:
-            fn = ready.get(dt)
-            if fn is not None:
-                a = ai._array
-                if dt is bi.dtype:
-                    b = bi._array
-                    if _same_layout(a, b):
-                        return _wrap_cpu(fn(a, b), to_bool or dt)
-                elif bi.is_wrapped_number:
-                    v = _kept_number(dt, bi.wrapped_value, a)
-                    if v is not None:
-                        return _wrap_cpu(fn(a, v), to_bool or dt)
-        return general(ks, self, other)
+        r = _ready_pair(ready, to_bool, self._impl, other._impl)
+        return r if r is not None else general(ks, self, other)
     return binary
+
+
+def _ready_pair(ready, to_bool, ai, bi):
+    """The front's two-operand case: the result tensor, or None for the general path.  Operands of one
+    dtype when NumPy lays ``fn(a, b)`` out as PyTorch would (both at most 1-D: the result is a new
+    contiguous vector, as PyTorch's, broadcast of a 0-d operand included; or both contiguous of one shape);
+    or a float tensor with a Python number that keeps its dtype (``_kept_number``)."""
+    if ai.is_wrapped_number:
+        return None
+    dt = ai.dtype
+    fn = ready.get(dt)
+    if fn is None:
+        return None
+    a = ai._array
+    if dt is bi.dtype:
+        b = bi._array
+        if a.ndim < 2 and b.ndim < 2:
+            same = a.shape == b.shape or a.ndim == 0 or b.ndim == 0
+        else:
+            same = a.shape == b.shape and a.flags.c_contiguous and b.flags.c_contiguous
+        if same:
+            return _wrap_cpu(fn(a, b), to_bool or dt)
+    elif bi.is_wrapped_number:
+        v = _kept_number(dt, bi.wrapped_value, a)
+        if v is not None:
+            return _wrap_cpu(fn(a, v), to_bool or dt)
+    return None
 
 
 def _binary_fast(uf: Ufunc, opname: str, wrap_other: bool):
@@ -750,10 +743,8 @@ def _inplace_fast(uf: Ufunc, opname: str, n: int, wrap_other: bool):
     operand has its dtype and shape and shares no memory with it, the bare NumPy function writes
     straight into self; anything else (broadcasting, casts, overlap, inference tensors) takes the
     general path with all of PyTorch's checks."""
-    formula, plain = uf.formula, uf.plain
-    skip, operand_check = formula.skip_check, formula.operand_check
-    floating_only = formula.kind in ("unary_float", "binary_float")
-    real_only = formula.kind == "abs"
+    formula, ready, want = uf.formula, uf.ready, uf.formula.plain_scalars
+    operand_check = formula.operand_check
     may_share = _np.may_share_memory
 
     def binary(ks, self, other, *scalars):
@@ -764,12 +755,12 @@ def _inplace_fast(uf: Ufunc, opname: str, n: int, wrap_other: bool):
         dt = ai.dtype
         a = ai._array
         b = bi._array
-        fn = plain.get(dt)
+        # ``ready``: the dtypes where the bare function is the formula (for ``plain_scalars``, add_'s alpha=1)
+        fn = ready.get(dt) if scalars == want and (not want or scalars[0].__class__ is int) else None
         if (fn is not None and dt is bi.dtype and not ai._inference and type(a) is _ndarray and a.flags.c_contiguous
-                and a.shape == b.shape and not (floating_only and dt.category < 2)
+                and a.shape == b.shape
                 # two arrays that own their memory never overlap (np.may_share_memory costs ~0.4 us)
-                and (ai is bi or (a.base is None and b.base is None and a is not b) or not may_share(a, b))
-                and (skip is None or skip(dt, *scalars))):
+                and (ai is bi or (a.base is None and b.base is None and a is not b) or not may_share(a, b))):
             if operand_check is not None:
                 operand_check((ai, bi), dt, *scalars)
             fn(a, b, out=a)
@@ -785,10 +776,8 @@ def _inplace_fast(uf: Ufunc, opname: str, n: int, wrap_other: bool):
         ai = self._impl
         dt = ai.dtype
         a = ai._array
-        fn = plain.get(dt)
-        if (fn is not None and not ai._inference and type(a) is _ndarray and a.flags.c_contiguous
-                and not (floating_only and dt.category < 2) and not (real_only and dt.is_complex)
-                and (skip is None or skip(dt, *scalars))):
+        fn = ready.get(dt) if not scalars else None
+        if fn is not None and not ai._inference and type(a) is _ndarray and a.flags.c_contiguous:
             if operand_check is not None:
                 operand_check((ai,), dt, *scalars)
             fn(a, out=a)

@@ -95,9 +95,12 @@ class Library:
 
     # --- impl ---------------------------------------------------------------------
     def _resolve(self, op_name):
-        if hasattr(op_name, "_handle"):
+        if type(op_name) is str:            # what generated registrations pass ("add.Tensor")
+            name = op_name
+        elif hasattr(op_name, "_handle"):
             return op_name._handle
-        name = str(op_name)
+        else:
+            name = str(op_name)
         if "::" not in name:
             name = f"{self.ns}::{name}"
         handle = dispatcher.find(name)

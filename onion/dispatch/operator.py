@@ -101,8 +101,10 @@ class OperatorHandle:
     def recompute(self) -> None:
         """Registrations changed: drop the table and the caches (the table is rebuilt lazily)."""
         self._table = None
-        self.dispatch_cache.clear()
-        self.redispatch_cache.clear()
+        if self.dispatch_cache:         # most registrations (at import) find both caches empty
+            self.dispatch_cache.clear()
+        if self.redispatch_cache:
+            self.redispatch_cache.clear()
 
     def _compute(self) -> list:
         newest = {k: regs[-1] for k, regs in self.kernels.items()}
