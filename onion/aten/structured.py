@@ -107,8 +107,12 @@ def functional(plan: Plan, r):
         if r.dtype is not dtype.np or r.shape != plan.shape or (r.ndim > 1 and plan.strides is None
                                                                   and (not r.flags.c_contiguous or 1 in r.shape)):
             r = _contiguous(plan, _as_array(plan, r))
-        return _wrap_cpu(r, dtype)
-    return wrap(_contiguous(plan, _as_array(plan, r)), dtype, plan.device)
+        t = _wrap_cpu(r, dtype)
+    else:
+        t = wrap(_contiguous(plan, _as_array(plan, r)), dtype, plan.device)
+    if plan.strides is not None and 0 in plan.shape:    # an empty array cannot tell its strides: the impl keeps them
+        t._impl._strides = tuple(plan.strides)
+    return t
 
 
 def _contiguous(plan: Plan, r):

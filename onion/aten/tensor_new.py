@@ -134,9 +134,12 @@ def scalar_to_tensor(value, device=CPU) -> Tensor:
     except OverflowError:
         raise OverflowError(f"int too big to convert: {value} does not fit in int64") from None
     if device.type != "cpu":
-        arr = backend_for(device).from_numpy(arr, device)
-    t = wrap(arr, dt, device if device.type != "cpu" else CPU)
-    t._impl.is_wrapped_number = True
+        t = wrap(backend_for(device).from_numpy(arr, device), dt, device)
+    else:
+        t = wrap_cpu(arr, dt)
+    impl = t._impl
+    impl.is_wrapped_number = True
+    impl.wrapped_value = value      # the Python number itself, for kernels that hand it to NumPy as it is
     return t
 
 

@@ -542,10 +542,27 @@ def _same_layout(a, b) -> bool:
     return a.shape == b.shape and a.flags.c_contiguous and b.flags.c_contiguous
 
 
+_FLOAT_LIMITS = {_dt.float32: float(_np.finfo(_np.float32).max), _dt.float64: float(_np.finfo(_np.float64).max)}
+
+
+def _kept_number(dt, v, a):
+    """The Python number to hand NumPy with a float32/float64 array ``a`` when the number keeps ``dt``
+    (PyTorch: a wrapped number does not promote a float tensor; NumPy: a Python scalar is weak, cast
+    to the array's dtype): a real number within ``dt``'s range (NumPy warns when casting beyond it)
+    and an array whose result NumPy lays out as PyTorch does.  None otherwise."""
+    lim = _FLOAT_LIMITS.get(dt)
+    if lim is None or not (type(v) is float or type(v) is int or type(v) is bool) or not -lim <= v <= lim:
+        return None
+    if a.ndim > 1 and not a.flags.c_contiguous:
+        return None
+    return v
+
+
 def _ready_front(uf: Ufunc, general, opname: str = ""):
-    """The commonest CPU call first: operands of one dtype that ``uf.ready`` has, and (for add/sub) the
-    default ``alpha=1``.  The bare NumPy function runs on the arrays and its result is wrapped; anything
-    else (promotion, wrapped numbers, a layout PyTorch would order otherwise) is ``general``'s."""
+    """The commonest CPU calls first: operands of one dtype that ``uf.ready`` has, or a float tensor with
+    a Python number (``h * 1.01``), and (for add/sub) the default ``alpha=1``.  The bare NumPy function
+    runs on the arrays and its result is wrapped; anything else (promotion, a layout PyTorch would order
+    otherwise) is ``general``'s."""
     ready = uf.ready
     if not ready:
         return general
@@ -568,13 +585,18 @@ def _ready_front(uf: Ufunc, general, opname: str = ""):
             ai = self._impl
             bi = other._impl
             dt = ai.dtype
-            if dt is bi.dtype and alpha.__class__ is int and alpha == want and not ai.is_wrapped_number:
+            if alpha.__class__ is int and alpha == want and not ai.is_wrapped_number:
                 fn = ready.get(dt)
                 if fn is not None:
                     a = ai._array
-                    b = bi._array
-                    if _same_layout(a, b):
-                        return _wrap_cpu(fn(a, b), dt)
+                    if dt is bi.dtype:
+                        b = bi._array
+                        if _same_layout(a, b):
+                            return _wrap_cpu(fn(a, b), dt)
+                    elif bi.is_wrapped_number:
+                        v = _kept_number(dt, bi.wrapped_value, a)
+                        if v is not None:
+                            return _wrap_cpu(fn(a, v), dt)
             return general(ks, self, other, alpha)
         return binary_alpha
 
@@ -582,13 +604,18 @@ def _ready_front(uf: Ufunc, general, opname: str = ""):
         ai = self._impl
         bi = other._impl
         dt = ai.dtype
-        if dt is bi.dtype and not ai.is_wrapped_number:
+        if not ai.is_wrapped_number:
             fn = ready.get(dt)
             if fn is not None:
                 a = ai._array
-                b = bi._array
-                if _same_layout(a, b):
-                    return _wrap_cpu(fn(a, b), to_bool or dt)
+                if dt is bi.dtype:
+                    b = bi._array
+                    if _same_layout(a, b):
+                        return _wrap_cpu(fn(a, b), to_bool or dt)
+                elif bi.is_wrapped_number:
+                    v = _kept_number(dt, bi.wrapped_value, a)
+                    if v is not None:
+                        return _wrap_cpu(fn(a, v), to_bool or dt)
         return general(ks, self, other)
     return binary
 

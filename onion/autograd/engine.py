@@ -160,7 +160,9 @@ def run_backward(outputs, grad_outputs, retain_graph: bool, create_graph: bool, 
         for k, t in enumerate(inputs):
             node, nr = gradient_edge(t)
             if node is None:
-                raise RuntimeError("One of the differentiated Tensors does not require grad")
+                if not t.requires_grad:
+                    raise RuntimeError("One of the differentiated Tensors does not require grad")
+                continue        # requires grad through its base but no gradient reaches it (a no-grad view)
             capture.setdefault((id(node), nr), []).append(k)
         needed = _needed_nodes(roots, capture)
         results = [None] * len(inputs)

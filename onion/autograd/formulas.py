@@ -358,3 +358,4 @@ from .backward_indexing import *  # noqa: F401,F403,E402
 
 
 from .backward_pointwise import *  # noqa: E402,F401,F403
+from .backward_ops import *  # noqa: F401,F403

@@ -498,11 +498,18 @@ def _rsub(self, other):
     return NotImplemented if n is None else at.rsub_Scalar(self, n, 1)
 
 
-def _reflected(op, numbers=True):
+def _reflected(op, numbers=True, scalar_op=None):
     """``other <op> self`` for a tensor or Python number ``other`` (torch/_tensor.py's reflected operators);
-    anything else (a number too, where ``numbers`` is False: ``1.5 @ t``) is NotImplemented."""
+    anything else (a number too, where ``numbers`` is False: ``1.5 @ t``) is NotImplemented.  Called unbound
+    with a number ``self`` and a tensor ``other`` (``Tensor.__rmod__(1, t)``), PyTorch's Python body computes
+    ``op(other, self)``: ``scalar_op(other, number)`` here."""
     def method(self, other):
-        if not isinstance(self, Tensor) or (not numbers and not isinstance(other, Tensor)):
+        if not isinstance(self, Tensor):
+            n = _number(self)
+            if scalar_op is None or n is None or not isinstance(other, Tensor):
+                return NotImplemented
+            return scalar_op(other, n)
+        if not numbers and not isinstance(other, Tensor):
             return NotImplemented
         if not isinstance(other, Tensor):
             n = _number(other)
@@ -540,8 +547,9 @@ def _same_as(name):
 
 
 def _rpow(self, other):
-    if not isinstance(self, Tensor):
-        return NotImplemented
+    if not isinstance(self, Tensor):        # Tensor.__rpow__(2, t): PyTorch's body is pow(t, 2)
+        n = _number(self)
+        return at.pow_Tensor_Scalar(other, n) if n is not None and isinstance(other, Tensor) else NotImplemented
     if isinstance(other, Tensor):
         return at.pow_Tensor_Tensor(other, self)
     n = _number(other)
@@ -596,10 +604,12 @@ EXTRA_METHODS = {
     "__rsub__": _rsub,
     "__rtruediv__": _rdiv,
     "__rdiv__": _rdiv,
-    "__rmod__": _reflected(lambda a, b: at.remainder_Tensor(a, b)),
-    "__rfloordiv__": _reflected(lambda a, b: at.floor_divide(a, b)),
-    "__rlshift__": _reflected(lambda a, b: at.bitwise_left_shift_Tensor(a, b)),
-    "__rrshift__": _reflected(lambda a, b: at.bitwise_right_shift_Tensor(a, b)),
+    "__rmod__": _reflected(lambda a, b: at.remainder_Tensor(a, b), scalar_op=at.remainder_Scalar),
+    "__rfloordiv__": _reflected(lambda a, b: at.floor_divide(a, b), scalar_op=at.floor_divide_Scalar),
+    "__rlshift__": _reflected(lambda a, b: at.bitwise_left_shift_Tensor(a, b),
+                                 scalar_op=at.bitwise_left_shift_Tensor_Scalar),
+    "__rrshift__": _reflected(lambda a, b: at.bitwise_right_shift_Tensor(a, b),
+                                 scalar_op=at.bitwise_right_shift_Tensor_Scalar),
     "__rmatmul__": _reflected(lambda a, b: at.matmul(a, b), numbers=False),
     "__rand__": _same_as("__and__"),
     "__ror__": _same_as("__or__"),

@@ -45,6 +45,7 @@ class TensorImpl:
     _storage = None
     _offset = 0
     is_wrapped_number = False
+    wrapped_value = None    # a wrapped number's Python value (int, float, bool or complex)
     _retains_grad = False
     _hooks = None
     _view_fn = None         # how to replay this view on another base (autograd)

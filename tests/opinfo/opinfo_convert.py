@@ -53,6 +53,12 @@ def tensor_to_onion(t: torch.Tensor, device: str = "cpu"):
         if t.is_conj() or t.is_neg():
             t = t.resolve_conj().resolve_neg()
         base = onion.from_numpy(_storage_array(t.detach()))
+    if t.requires_grad and t.grad_fn is None and t._base is not None and t._base.requires_grad:
+        # a view PyTorch made without grad mode of a leaf that requires grad: it requires grad through its
+        # base, but no gradient reaches it; made the same way here
+        base.requires_grad_(True)
+        with onion.no_grad():
+            return base.as_strided(tuple(t.shape), tuple(t.stride()), t.storage_offset())
     o = base.as_strided(tuple(t.shape), tuple(t.stride()), t.storage_offset())
     if t.requires_grad:
         o = o.detach().requires_grad_(True)

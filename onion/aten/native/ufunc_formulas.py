@@ -81,12 +81,13 @@ def no_complex(name):
 
 
 def _alpha_is_one(dtype, alpha):
-    """``check`` has nothing to say when alpha is the int 1 (the common call)."""
-    return alpha.__class__ is int and alpha == 1
+    """``check`` has nothing to say when alpha is the int 1 (the common call); complex results take the
+    formula (see ``add``)."""
+    return alpha.__class__ is int and alpha == 1 and not dtype.is_complex
 
 
 def _alpha_is_one_not_bool(dtype, alpha):
-    return alpha.__class__ is int and alpha == 1 and dtype is not _dt.bool
+    return alpha.__class__ is int and alpha == 1 and dtype is not _dt.bool and not dtype.is_complex
 
 
 def _not_bool(dtype):
@@ -101,9 +102,12 @@ def _not_implemented(kernel, dtype):
     return NotImplementedError(f'"{kernel}" not implemented for \'{dtype.scalar_type_name}\'')
 
 
+# PyTorch's CPU add/sub compute ``self + alpha * other`` with alpha as a complex number for complex results,
+# alpha 1 included: (1+0j) * (inf+1j) is inf+nanj (0 * inf), so an infinite part of ``other`` makes the
+# other part NaN.  onion multiplies the same way (NumPy's complex product is the same textbook formula).
 @formula("binary", 2, check=alpha_check, skip_check=_alpha_is_one, plain="add", plain_scalars=(1,))
 def add(xp, self, other, alpha):
-    if alpha == 1:
+    if alpha == 1 and self.dtype.kind != "c":
         return xp.add(self, other)
     if self.dtype.kind == "b":
         return xp.logical_or(self, xp.logical_and(other, bool(alpha)))
@@ -113,7 +117,7 @@ def add(xp, self, other, alpha):
 @formula("binary", 2, check=sub_check, operand_check=sub_operand_check,
          skip_check=_alpha_is_one_not_bool, plain="subtract", plain_scalars=(1,))
 def sub(xp, self, other, alpha):
-    if alpha == 1:
+    if alpha == 1 and self.dtype.kind != "c":
         return xp.subtract(self, other)
     return xp.subtract(self, xp.multiply(other, _as_elem(xp, alpha, other)))
 
