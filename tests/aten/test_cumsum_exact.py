@@ -38,11 +38,11 @@ def _data(kind):
         return rng.standard_normal(N).astype(np.float32)
     if kind == "crossing":                  # past 2^53 ulps early, one fine value midway: float64 from there
         x = (rng.standard_normal(N) + 1.0).astype(np.float32)
-        x[3000] = np.float32(1.5 * 2.0 ** -24)
+        x[3000] = np.float32(2.0 ** -24 * (1 + 2.0 ** -23))      # an odd multiple of the smallest ulp
         return x
     if kind == "fine_first":                # the fine value early, 2^53 ulps crossed later
         x = (rng.standard_normal(N) * 0.01 + 0.05).astype(np.float32)
-        x[10] = np.float32(1.5 * 2.0 ** -24)
+        x[10] = np.float32(2.0 ** -24 * (1 + 2.0 ** -23))
         return x
     if kind == "integers":
         return rng.integers(-50, 100, N).astype(np.float32)
@@ -90,3 +90,25 @@ def test_negative_zero_becomes_positive(dtype):
         t = torch.cumsum(torch.from_numpy(a), dim).numpy()
         assert np.array_equal(np.signbit(r.real), np.signbit(t.real))
         assert not np.signbit(r.real).any()
+
+
+def _first_rounding(x):
+    """The first index where ATen's float64 running sum over ``x`` rounds (its exact prefix sum, in units of
+    the smallest ulp, is not a float64)."""
+    nz = np.abs(x[x != 0]).astype(np.float64)
+    q = 2.0 ** (np.frexp(nz.min())[1] - 24)
+    p = np.cumsum((x.astype(np.float64) / q).astype(np.int64))
+    bad = p.astype(np.float64).astype(np.int64) != p
+    return int(np.argmax(bad)) if bad.any() else None
+
+
+@pytest.mark.parametrize("kind", ["crossing", "fine_first"])
+def test_int64_scan_blocks(monkeypatch, kind):
+    """The 1-D scan runs in blocks: the carry between blocks, and the switch to float64 at the first
+    rounding whether it falls inside a block or on a block's first element."""
+    x = _data(kind)
+    k = _first_rounding(x)
+    assert k is not None and 0 < k < N - 1
+    for block in (512, k, k + 1):
+        monkeypatch.setattr(cumulative, "_BLOCK", block)
+        _check(x, exact_path=True)

@@ -425,16 +425,14 @@ def _box_muller_blocks_into(raw, dst, mean, std):
     are regrouped into first halves and second halves, every step then runs over contiguous arrays, and
     the two results are regrouped back into place.  The arithmetic is PyTorch's, step for step, in float32."""
     m = dst.shape[0]
-    work = _scratch((3, m, 8), np.uint32)
-    pair, spare = work[:2], work[2].view(np.float32)
+    work = _scratch((4, m, 8), np.uint32)
+    pair, u = work[:2], work[2:].view(np.float32)
     _regroup(raw.reshape(m, 2, 8), pair)
     np.bitwise_and(pair, np.uint32(0xFFFFFF), out=pair)
     # 24-bit values: the int32 -> float32 conversion is exact (and vectorised, unlike uint32's)
-    u = pair.view(np.float32)
-    np.copyto(u[0], pair[0].view(np.int32), casting="unsafe")
-    np.copyto(spare, pair[1].view(np.int32), casting="unsafe")
-    np.multiply(u[0], np.float32(2.0 ** -24), out=u[0])
-    np.multiply(spare, np.float32(2.0 ** -24), out=u[1])
+    np.copyto(u, pair.view(np.int32), casting="unsafe")
+    u *= np.float32(2.0 ** -24)
+    spare = pair[0].view(np.float32)
     radius, theta = u[0], u[1]
     np.subtract(np.float32(1.0), radius, out=radius)
     np.log(radius, out=radius)
