@@ -138,6 +138,7 @@ def resize_out(out, shape, layout=None) -> None:
         # as resize_: the memory stays where it is (views of it keep seeing it), now contiguous
         impl._array = b.view(storage, shape, strides or contiguous_strides(shape), 0 if n == 0 else offset,
                              impl.dtype.np)
+        impl._strides = tuple(strides) if strides and n == 0 else None     # NumPy cannot tell an empty one's
         return
     if impl._base is not None:
         raise RuntimeError("resize_ on a view of another tensor is not supported by onion when the storage must "
@@ -150,6 +151,7 @@ def resize_out(out, shape, layout=None) -> None:
     except (ValueError, MemoryError) as e:     # PyTorch's RuntimeError, and ``out`` left as it was
         raise allocation_error(shape, impl.dtype.itemsize, e) from None
     impl._array = arr
+    impl._strides = tuple(strides) if strides and n == 0 else None
     impl._storage = None
     impl._offset = 0
 

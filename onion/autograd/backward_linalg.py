@@ -141,7 +141,10 @@ def _solve(A, B, upper, left=True, unit=False):
 
 
 def _colmajor(t):
-    return at.transpose_int(at.contiguous(at.transpose_int(t, -2, -1)), -2, -1)
+    tt = at.transpose_int(t, -2, -1)
+    # an empty tensor counts as contiguous whatever its strides: copied, so its (empty) batch is column-major too
+    tt = at.clone(tt, "contiguous_format") if tt._impl._array.size == 0 else at.contiguous(tt)
+    return at.transpose_int(tt, -2, -1)
 
 
 def _add(a, b):

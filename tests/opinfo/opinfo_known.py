@@ -57,3 +57,29 @@ KNOWN[("_batch_norm_with_update", "values")] = (
     "bfloat16 with bfloat16 running statistics: PyTorch's fused CPU kernel saves an invstd one bfloat16 ulp below the "
     "correctly rounded 1/sqrt(var + eps) on some 4-d samples (its reduced-precision statistics path rounds otherwise); "
     "onion rounds the float32 value, so outputs computed from it differ by an ulp; float16/float32/float64 match")
+
+# ---- slow (the full sweep, -m slow)
+# Differences only the full run reaches (every sample and PyTorch's reference_inputs): same keys as KNOWN, read by
+# the full run only (a one-dtype entry must still differ there).
+KNOWN_FULL: dict[tuple, str] = {}
+_VALUE_CHECKS = ("values", "method", "noncontiguous")
+KNOWN_FULL.update({(key, check, dt): GEMM_ROUNDING
+                   for key, dts in (("matmul", ("float32",)), ("__rmatmul__", ("float32", "complex64")))
+                   for dt in dts for check in ("values", "method")})
+KNOWN_FULL[("__rmatmul__", "noncontiguous", "complex64")] = GEMM_ROUNDING
+SIMD_COMPLEX_MUL = ("complex products that overflow: PyTorch's vectorised complex multiply (AVX2/AVX512, the body of a "
+                    "long tensor) and its scalar one (the tail) give different inf/NaN parts for the same operands "
+                    "((inf+nanj) vs (inf+infj)), and NumPy's complex64 loop contracts a*b+c into an FMA, where "
+                    "PyTorch's float32 parts round each product (a part that cancels to 0 there is 3e14 here); "
+                    "finite, non-overflowing products agree")
+KNOWN_FULL.update({("ldexp", check, "complex128"): SIMD_COMPLEX_MUL
+                   for check in ("values", "method", "out", "inplace")})
+KNOWN_FULL.update({("__rmul__", check, "complex64"): SIMD_COMPLEX_MUL for check in ("values", "method")})
+MODE_INDEX = ("mode's index when the most frequent value occurs several times: PyTorch's CPU kernel returns the "
+              "index its (unstable) sort leaves last in the run of equal values, onion the last occurrence; the values "
+              "agree")
+KNOWN_FULL.update({("mode", check, "int64"): MODE_INDEX for check in _VALUE_CHECKS})
+KNOWN_FULL.update({("argsort", check, dt): TIE_ORDER for dt in ("float16", "int8", "uint8") for check in _VALUE_CHECKS})
+POLYGAMMA_F32 = ("float32 polygamma(n >= 2, x) near x = -1/2, where the Hurwitz zeta series cancels: PyTorch's float32 "
+                 "kernel is up to 2e-5 (relative) off the exact value, onion (SciPy's zeta in float64, rounded once) is "
+                 "within float32 rounding of it (checked against mpmath)")

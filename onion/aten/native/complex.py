@@ -196,8 +196,10 @@ def _angle_values(arr, dt, out_np):
 def angle(self):
     impl = self._impl
     odt = _angle_dtype(impl.dtype)
-    result = empty_tensor(tuple(impl._array.shape), odt, impl.device,
-                          g.like_strides(tuple(impl._array.shape), impl.strides, None))
+    shape = tuple(impl._array.shape)
+    # the input's layout; an empty result is contiguous (as PyTorch's)
+    result = empty_tensor(shape, odt, impl.device, g.like_strides(shape, impl.strides, None)
+                          if impl._array.size else None)
     if impl.device.type != "meta":
         result._impl._array[...] = _angle_values(impl._array, impl.dtype, odt.np)
     return result
@@ -207,4 +209,6 @@ def angle_out(self, out):
     impl = self._impl
     odt = _angle_dtype(impl.dtype)
     _it.check_out_device(impl.device, out._impl)
-    return _it.write_out("angle", out, _angle_values(impl._array, impl.dtype, odt.np), odt, inputs=[impl])
+    shape = tuple(impl._array.shape)
+    return _it.write_out("angle", out, _angle_values(impl._array, impl.dtype, odt.np), odt, inputs=[impl],
+                         layout=lambda: g.like_strides(shape, impl.strides, None))     # a resized out: the input's

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from ...backends import backend_for
 from ...core.device import canonical
+from ...core import dtype as _dt
 from .. import iterator as _it
 from .. import view_geometry as g
 from ..tensor_new import empty_tensor
@@ -41,13 +42,16 @@ def copy_(self, src, non_blocking=False):
         # TensorIterator's memory checks: no self-overlapping destination, no partly shared memory
         _it.check_internal_overlap(dst)
         _it.check_no_partial_overlap(dst, [s])
-    if dst.dtype.category < 3 and s.dtype.is_complex:
+    to_bool = dst.dtype is _dt.bool
+    if dst.dtype.category < 3 and s.dtype.is_complex and not to_bool:
         warnings.warn("Casting complex values to real discards the imaginary part", UserWarning, stacklevel=3)
     arr = _host_or_backend_array(s, dst.device)
     bits = (s.keyset ^ dst.keyset) & MATH_BITS
     if bits:        # values as ``src`` means them, stored as ``self`` means them (each bit its own inverse)
         arr = apply_bits(arr, bits, s.dtype.is_complex and dst.dtype.is_complex)
-    _it.xp_copy(dst._array, arr.real if s.dtype.is_complex and not dst.dtype.is_complex else arr)
+    if s.dtype.is_complex and not dst.dtype.is_complex:
+        arr = arr != 0 if to_bool else arr.real     # a complex number is true where either part is nonzero
+    _it.xp_copy(dst._array, arr)
     dst.bump_version()
     return self
 
@@ -72,8 +76,11 @@ def _to_copy(self, dtype=None, layout=None, device=None, pin_memory=None, non_bl
     if impl.keyset & MATH_BITS:
         arr = apply_bits(arr, impl.keyset, impl.dtype.is_complex)
     if impl.dtype.is_complex and not dt.is_complex:
-        warnings.warn("Casting complex values to real discards the imaginary part", UserWarning, stacklevel=3)
-        arr = arr.real
+        if dt is _dt.bool:          # true where either part is nonzero
+            arr = arr != 0
+        else:
+            warnings.warn("Casting complex values to real discards the imaginary part", UserWarning, stacklevel=3)
+            arr = arr.real
     _it.xp_copy(out._impl._array, arr)
     return out
 

@@ -5,6 +5,8 @@ plain function of arrays (already in the compute dtype) and Python scalars.
 """
 from __future__ import annotations
 
+import math
+
 from ...core import dtype as _dt
 from .. import iterator as _it
 from ..ufunc import UfuncFormula
@@ -315,7 +317,12 @@ def pow(xp, self, exponent):  # noqa: A001 - the operator's name
         return xp.logical_or(self, xp.logical_not(exponent))
     if self.dtype.kind == "i":
         return _int_pow(xp, self, exponent)
-    return xp.power(self, exponent)
+    r = xp.power(self, exponent)
+    if self.dtype.kind == "c" and getattr(exponent, "ndim", 0) and r.size:
+        # PyTorch's complex power of tensors is exp(y log x): 0 ** 0 is NaN there, where a Python number
+        # exponent 0 gives ones (the loop sees both as 0-d arrays, so a 0-d tensor exponent gives ones here)
+        r[(self == 0) & (exponent == 0)] = complex("nan+nanj")
+    return r
 
 
 @formula("comparison", 2, torch_name="eq", plain="equal")
@@ -490,8 +497,14 @@ def log1p(xp, self):
     return xp.log1p(self)
 
 
-@formula("unary_float", 1, errstate=True, plain="log2")
+@formula("unary_float", 1, errstate=True, skip_check=_real, plain="log2")
 def log2(xp, self):
+    if self.dtype.kind == "c":      # PyTorch's complex log2 is log(z) / log(2), each part divided
+        z = xp.log(self)
+        ln2 = z.real.dtype.type(math.log(2))
+        r = xp.empty_like(z)
+        r.real, r.imag = z.real / ln2, z.imag / ln2
+        return r
     return xp.log2(self)
 
 
@@ -770,13 +783,18 @@ def hypot(xp, self, other):
 def logaddexp(xp, self, other):
     if self.dtype.kind != "c":
         return xp.logaddexp(self, other)
-    # complex: the operand with the larger real part factored out; equal infinities give themselves
+    # complex, as PyTorch: the operand with the larger real part (``other`` on a tie) factored out; a NaN
+    # part anywhere gives NaN; equal infinite real parts give the lower operand (-inf) or log(e^a + e^b) (+inf)
     a_big = xp.real(self) >= xp.real(other)
     m = xp.where(a_big, self, other)
     n = xp.where(a_big, other, self)
-    r = m + xp.log1p(xp.exp(n - m))
-    same_inf = xp.isinf(xp.real(self)) & (self == other)
-    return xp.where(same_inf, self, r)
+    r = xp.log1p(xp.exp(n - m)) + m
+    inf_tie = xp.isinf(n.real) & (n.real == m.real)
+    if inf_tie.any():
+        r = xp.where(inf_tie & (n.real < 0), n, r)
+        r = xp.where(inf_tie & (n.real > 0), xp.log(xp.exp(n) + xp.exp(m)), r)
+    nan = xp.isnan(self) | xp.isnan(other)
+    return xp.where(nan, xp.asarray(complex("nan+nanj"), dtype=r.dtype), r)
 
 
 @formula("binary", 2, errstate=True, plain="logaddexp2", torch_name="logaddexp2")
@@ -846,9 +864,13 @@ def gcd(xp, self, other):
 
 @formula("binary", 2, torch_name="lcm")
 def lcm(xp, self, other):
+    dt = self.dtype
+    if dt.itemsize < 4:         # C++ promotes narrower integers to int: |a / g * b| is taken there, then narrowed
+        self, other = self.astype(xp.int32), other.astype(xp.int32)
     g = xp.gcd(self, other)
     safe = xp.where(g == 0, xp.ones((), g.dtype), g)
-    return xp.where(g == 0, xp.zeros((), g.dtype), xp.abs(xp.floor_divide(self, safe) * other))
+    r = xp.where(g == 0, xp.zeros((), g.dtype), xp.abs(xp.floor_divide(self, safe) * other))
+    return r.astype(dt, copy=False)
 
 
 def heaviside_operand_check(ops, compute):

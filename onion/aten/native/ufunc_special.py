@@ -96,7 +96,9 @@ def polygamma(xp, self, n):
     sp = _special(xp)
     # psi^(n)(x) = (-1)^(n+1) n! zeta(n+1, x)
     sign = 1.0 if n % 2 == 1 else -1.0
-    return (sign * math.factorial(n)) * sp.zeta(float(n + 1), self).astype(self.dtype)
+    r = (sign * math.factorial(n)) * sp.zeta(float(n + 1), self).astype(self.dtype)
+    # PyTorch's series (Cephes' zeta) gives NaN at +inf (its first term over the sum is 0/0)
+    return xp.where(self == xp.inf, xp.asarray(xp.nan, dtype=r.dtype), r)
 
 
 def mvlgamma_check(dtype, p):
@@ -124,7 +126,7 @@ def mvlgamma(xp, self, p):
     r = xp.full(self.shape, p * (p - 1) / 4 * math.log(math.pi), dtype=self.dtype)
     for j in range(p):      # p terms (the order of the function), not a loop over elements
         r = r + gammaln(self - j / 2)
-    return r
+    return xp.where(self == -xp.inf, xp.asarray(xp.inf, dtype=r.dtype), r)     # lgamma(-inf) is +inf
 
 
 @formula("unary_float", 1, torch_name="i0_vml")
