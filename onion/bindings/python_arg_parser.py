@@ -86,11 +86,12 @@ def _is_int(v) -> bool:
         (isinstance(v, Tensor) and v._impl.dtype.category == 1 and v._impl._array.ndim == 0)
 
 
-def small_ints(values) -> bool:
+def small_ints(values, _int=int, _lo=INT64_MIN, _hi=INT64_MAX) -> bool:
     """Every value a Python int within int64: the generated bindings' test for a size list they may pass on
-    as it is (a loop: cheaper than ``all()`` over a generator on the two or three sizes calls pass)."""
+    as it is (a loop: cheaper than ``all()`` over a generator on the two or three sizes calls pass; the
+    defaults make the names it reads locals)."""
     for i in values:
-        if type(i) is not int or not INT64_MIN <= i <= INT64_MAX:
+        if type(i) is not _int or not _lo <= i <= _hi:
             return False
     return True
 

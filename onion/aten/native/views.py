@@ -59,7 +59,8 @@ def _share(src, arr, delta):
     if storage is None:
         storage = impl.storage()
     # made in grad mode from a tensor without grad: a view that follows its base if that gains history
-    v = _new(LazyViewImpl if not impl.requires_grad and _tls_state().grad_enabled and not impl._inference else TensorImpl)
+    grad_mode = _tls_state().grad_enabled
+    v = _new(LazyViewImpl if not impl.requires_grad and grad_mode and not impl._inference else TensorImpl)
     v._array = arr
     v.dtype = impl.dtype
     v.device = impl.device
@@ -82,7 +83,7 @@ def _share(src, arr, delta):
         else:
             v._base = base
             v._base_tensor = impl._base_tensor
-        if impl._creation_meta or not _tls_state().grad_enabled:
+        if impl._creation_meta or not grad_mode:
             note_view_creation(v, impl)
     t = _new(Tensor)
     t._impl = v
