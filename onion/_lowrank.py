@@ -2,37 +2,29 @@
 operators so autograd comes from the operators they call (Halko, Martinsson and Tropp's range finder
 with subspace iterations).
 
-The Gaussian test matrix comes from NumPy's generator (seeded by ``seed_lowrank``) until onion has
-PyTorch's CPU generator: results agree with PyTorch's up to the randomness (an exact low-rank input
-is recovered exactly either way)."""
+The Gaussian test matrix is drawn with ``randn`` from onion's default generator, as PyTorch's
+torch/_lowrank.py draws it, so after the same seed both libraries project onto the same subspace."""
 from __future__ import annotations
 
-import numpy as _np
-
 from ._generated.python_functions import FUNCTIONS as _F, LINALG_FUNCTIONS as _LF
-from .bindings.python_torch_functions import tensor as _tensor
+from .core import dtype as _dt
 from .core.tensor import Tensor
 
 __all__ = ["pca_lowrank", "svd_lowrank"]
-
-_RNG = [_np.random.default_rng(0)]
-
-
-def seed_lowrank(seed: int) -> None:
-    """Seed the generator of the random test matrices."""
-    _RNG[0] = _np.random.default_rng(seed)
 
 
 def _mH(t):
     return t.conj().transpose(-2, -1)
 
 
+def _floating_dtype(A):
+    """The test matrix's dtype: A's when it is float16/32/64 or complex, else float32 (PyTorch's rule)."""
+    dt = A.dtype
+    return dt if dt in (_dt.float16, _dt.float32, _dt.float64) or dt.is_complex else _dt.float32
+
+
 def _gaussian(rows, cols, like):
-    dt = like.dtype
-    real = _RNG[0].standard_normal((rows, cols))
-    if dt.is_complex:
-        real = real + 1j * _RNG[0].standard_normal((rows, cols))
-    return _tensor(real, dtype=dt, device=like.device)
+    return _F["randn"](rows, cols, dtype=_floating_dtype(like), device=like.device)
 
 
 def _approximate_basis(A, q, niter, M=None):

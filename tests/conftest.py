@@ -370,13 +370,14 @@ def global_state() -> dict:
     """What a test may change only for its own duration."""
     from onion.backends.base import BACKENDS
     from onion.core import device as _device
-    from onion.core.tls import tls
+    from onion.core.tls import state as tls_state
     from onion.dispatch.dispatcher import dispatcher
     from onion.dispatch.library import _DEF_NAMESPACES
 
     state = {
         "onion default dtype": onion.get_default_dtype(),
-        "onion thread-local state": {k: _frozen(v) for k, v in vars(tls).items()},
+        "onion thread-local state": {k: _frozen(getattr(tls_state(), k)) for k in
+                                     ("include", "exclude", "grad_enabled", "inference_mode", "mode_stack")},
         "dispatch trace": (dispatcher.trace_level, dispatcher.trace_stream),
         "operators": frozenset(dispatcher.ops),
         "kernels": sum(len(regs) for h in dispatcher.ops.values() for regs in h.kernels.values()),

@@ -110,6 +110,8 @@ def call_spec(schema):
                 val = [0]
         elif ty in ("int", "SymInt"):
             val = 2 if name == "steps" else 0
+        elif ty.startswith("Scalar[]"):
+            val = [1.0]
         elif ty.startswith("Scalar") and not ty.startswith("ScalarType"):
             val = 1.0
         elif ty.endswith("?"):

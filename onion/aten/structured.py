@@ -13,7 +13,7 @@ from .tensor_new import empty_tensor, wrap, wrap_cpu as _wrap_cpu
 from ..backends import backend_for
 from ..core.device import CPU as _CPU
 from ..core.geometry import contiguous_strides
-from ..core.tls import tls as _tls
+from ..core.tls import state as _tls_state
 
 
 
@@ -99,7 +99,7 @@ def functional(plan: Plan, r):
     if plan.impl_error is not None:
         raise plan.impl_error
     dtype = plan.dtype
-    if plan.device is _CPU and not _tls.inference_mode:
+    if plan.device is _CPU and not _tls_state().inference_mode:
         # the common case, made inline: a NumPy result already of the plan's dtype
         # and shape becomes the new tensor's array as it is
         if type(r) is not _ndarray:
@@ -107,8 +107,12 @@ def functional(plan: Plan, r):
         if r.dtype is not dtype.np or r.shape != plan.shape or (r.ndim > 1 and plan.strides is None
                                                                   and (not r.flags.c_contiguous or 1 in r.shape)):
             r = _contiguous(plan, _as_array(plan, r))
-        return _wrap_cpu(r, dtype)
-    return wrap(_contiguous(plan, _as_array(plan, r)), dtype, plan.device)
+        t = _wrap_cpu(r, dtype)
+    else:
+        t = wrap(_contiguous(plan, _as_array(plan, r)), dtype, plan.device)
+    if plan.strides is not None and 0 in plan.shape:    # an empty array cannot tell its strides: the impl keeps them
+        t._impl._strides = tuple(plan.strides)
+    return t
 
 
 def _contiguous(plan: Plan, r):

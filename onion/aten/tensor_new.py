@@ -10,7 +10,7 @@ from ..core.dispatch_key import K, tensor_keyset
 from ..core.promotion import scalar_dtype
 from ..core.tensor import Tensor, make_tensor
 from ..core.tensor_impl import TensorImpl
-from ..core.tls import tls
+from ..core.tls import state as _tls_state
 
 _ndarray = np.ndarray
 _asarray = np.asarray
@@ -33,7 +33,7 @@ def wrap_cpu(array, dtype) -> Tensor:
     impl._array = array
     impl.dtype = dtype
     impl.device = CPU
-    if tls.inference_mode:
+    if _tls_state().inference_mode:
         impl.keyset = CPU_INFERENCE_KS
         impl._inference = True
     else:
@@ -46,7 +46,7 @@ def wrap_cpu(array, dtype) -> Tensor:
 def wrap(array, dtype, device) -> Tensor:
     """A new tensor of any backend over ``array``."""
     key = device._key
-    if tls.inference_mode:
+    if _tls_state().inference_mode:
         impl = TensorImpl(array, dtype, device, _FRESH_INFERENCE[key])
         impl._inference = True
     else:
@@ -134,9 +134,12 @@ def scalar_to_tensor(value, device=CPU) -> Tensor:
     except OverflowError:
         raise OverflowError(f"int too big to convert: {value} does not fit in int64") from None
     if device.type != "cpu":
-        arr = backend_for(device).from_numpy(arr, device)
-    t = wrap(arr, dt, device if device.type != "cpu" else CPU)
-    t._impl.is_wrapped_number = True
+        t = wrap(backend_for(device).from_numpy(arr, device), dt, device)
+    else:
+        t = wrap_cpu(arr, dt)
+    impl = t._impl
+    impl.is_wrapped_number = True
+    impl.wrapped_value = value      # the Python number itself, for kernels that hand it to NumPy as it is
     return t
 
 

@@ -72,6 +72,14 @@ class UfuncFormula:
     # the array-namespace function this formula is when ``skip_check`` holds (or always, for a formula
     # with no check): the CPU fast path calls it straight on the arrays
     plain: str = ""
+    # for a formula with scalar arguments: the Python ints they must be for ``plain`` to apply (add's
+    # ``alpha=1``); ``skip_check`` must hold for them
+    plain_scalars: tuple = ()
+
+    @property
+    def n_scalars(self) -> int:
+        """The formula's arguments after the tensors (``alpha``): ``fn(xp, *tensors, *scalars)``."""
+        return self.fn.__code__.co_argcount - 1 - self.n_tensors
 
     def compute_dtype(self, common):
         if self.kind in ("binary_float", "unary_float") and common.category < 2:
@@ -450,6 +458,26 @@ class Ufunc:
         self.plain = {d: getattr(xp, formula.plain) for d in dtypes
                       if not (d in (_dt.float16, _dt.bfloat16) and formula.opmath)} if plain_ok else {}
         self.with_scalar = instantiate_scalar(scalar_only or formula, xp, dtypes) if fast else {}
+        self.ready = self._ready()
+
+    def _ready(self) -> dict:
+        """dtype -> the bare NumPy function, for the dtypes where nothing else is needed: the formula keeps
+        the dtype (no int -> float for ``unary_float``/``binary_float``, no complex for ``abs``), and
+        ``skip_check`` holds whatever the operands (or for the scalars ``plain_scalars``).  The front of
+        the CPU fast kernels looks the dtype up here and, when found, only calls it."""
+        f = self.formula
+        if f.n_scalars != len(f.plain_scalars):
+            return {}
+        out = {}
+        for d, fn in self.plain.items():
+            if f.kind in ("unary_float", "binary_float") and d.category < 2:
+                continue
+            if f.kind == "abs" and d.is_complex:
+                continue
+            if f.skip_check is not None and not f.skip_check(d, *f.plain_scalars):
+                continue
+            out[d] = fn
+        return out
 
     def _fast_ok(self, kinds) -> bool:
         f = self.formula
@@ -475,7 +503,10 @@ class Ufunc:
 
     def functional(self, opname: str, kinds):
         if self._fast_ok(kinds):
-            return _binary_fast(self, opname, kinds[1] == "Scalar") if len(kinds) == 2 else _unary_fast(self, opname)
+            if len(kinds) == 1:
+                return _ready_front(self, _unary_fast(self, opname))
+            general = _binary_fast(self, opname, kinds[1] == "Scalar")
+            return general if kinds[1] == "Scalar" else _ready_front(self, general, opname)
         kernel = self._general(opname, kinds, self.run_functional)
         if (self.backend_type == "cpu" and self.direct and self.formula.float_keeps_python_scalars
                 and kinds[0] == "Tensor" and all(k.startswith("Scalar") for k in kinds[1:])):
@@ -500,6 +531,86 @@ class MetaUfunc(Ufunc):
 
     def __init__(self, formula: UfuncFormula):
         super().__init__(formula, "meta", None, ())
+
+
+_FLOAT_LIMITS = {_dt.float32: float(_np.finfo(_np.float32).max), _dt.float64: float(_np.finfo(_np.float64).max)}
+
+
+def _kept_number(dt, v, a):
+    """The Python number to hand NumPy with a float32/float64 array ``a`` when the number keeps ``dt``
+    (PyTorch: a wrapped number does not promote a float tensor; NumPy: a Python scalar is weak, cast
+    to the array's dtype): a real number within ``dt``'s range (NumPy warns when casting beyond it)
+    and an array whose result NumPy lays out as PyTorch does.  None otherwise."""
+    lim = _FLOAT_LIMITS.get(dt)
+    if lim is None or not (type(v) is float or type(v) is int or type(v) is bool) or not -lim <= v <= lim:
+        return None
+    if a.ndim > 1 and not a.flags.c_contiguous:
+        return None
+    return v
+
+
+def _ready_front(uf: Ufunc, general, opname: str = ""):
+    """The commonest CPU calls first: operands of one dtype that ``uf.ready`` has, or a float tensor with
+    a Python number (``h * 1.01``), and (for add/sub) the default ``alpha=1``.  The bare NumPy function
+    runs on the arrays and its result is wrapped; anything else (promotion, a layout PyTorch would order
+    otherwise) is ``general``'s."""
+    ready = uf.ready
+    if not ready or uf.formula.operand_check is not None:
+        return general
+    to_bool = _dt.bool if uf.formula.kind == "comparison" else None
+    if uf.formula.n_tensors == 1:
+        def unary(ks, self):
+            ai = self._impl
+            fn = ready.get(ai.dtype)
+            if fn is not None:
+                a = ai._array
+                if a.ndim < 2 or a.flags.c_contiguous:
+                    return _wrap_cpu(fn(a), to_bool or ai.dtype)
+            return general(ks, self)
+        return unary if not uf.formula.plain_scalars else general
+
+    if uf.formula.plain_scalars:
+        (want,) = uf.formula.plain_scalars
+
+        def binary_alpha(ks, self, other, alpha):
+            if alpha.__class__ is int and alpha == want:
+                r = _ready_pair(ready, to_bool, self._impl, other._impl)
+                if r is not None:
+                    return r
+            return general(ks, self, other, alpha)
+        return binary_alpha
+
+    def binary(ks, self, other):
+        r = _ready_pair(ready, to_bool, self._impl, other._impl)
+        return r if r is not None else general(ks, self, other)
+    return binary
+
+
+def _ready_pair(ready, to_bool, ai, bi):
+    """The front's two-operand case: the result tensor, or None for the general path.  Operands of one
+    dtype when NumPy lays ``fn(a, b)`` out as PyTorch would (both at most 1-D: the result is a new
+    contiguous vector, as PyTorch's, broadcast of a 0-d operand included; or both contiguous of one shape);
+    or a float tensor with a Python number that keeps its dtype (``_kept_number``)."""
+    if ai.is_wrapped_number:
+        return None
+    dt = ai.dtype
+    fn = ready.get(dt)
+    if fn is None:
+        return None
+    a = ai._array
+    if dt is bi.dtype:
+        b = bi._array
+        if a.ndim < 2 and b.ndim < 2:
+            same = a.shape == b.shape or a.ndim == 0 or b.ndim == 0
+        else:
+            same = a.shape == b.shape and a.flags.c_contiguous and b.flags.c_contiguous
+        if same:
+            return _wrap_cpu(fn(a, b), to_bool or dt)
+    elif bi.is_wrapped_number:
+        v = _kept_number(dt, bi.wrapped_value, a)
+        if v is not None:
+            return _wrap_cpu(fn(a, v), to_bool or dt)
+    return None
 
 
 def _binary_fast(uf: Ufunc, opname: str, wrap_other: bool):
@@ -632,10 +743,8 @@ def _inplace_fast(uf: Ufunc, opname: str, n: int, wrap_other: bool):
     operand has its dtype and shape and shares no memory with it, the bare NumPy function writes
     straight into self; anything else (broadcasting, casts, overlap, inference tensors) takes the
     general path with all of PyTorch's checks."""
-    formula, plain = uf.formula, uf.plain
-    skip, operand_check = formula.skip_check, formula.operand_check
-    floating_only = formula.kind in ("unary_float", "binary_float")
-    real_only = formula.kind == "abs"
+    formula, ready, want = uf.formula, uf.ready, uf.formula.plain_scalars
+    operand_check = formula.operand_check
     may_share = _np.may_share_memory
 
     def binary(ks, self, other, *scalars):
@@ -646,12 +755,12 @@ def _inplace_fast(uf: Ufunc, opname: str, n: int, wrap_other: bool):
         dt = ai.dtype
         a = ai._array
         b = bi._array
-        fn = plain.get(dt)
+        # ``ready``: the dtypes where the bare function is the formula (for ``plain_scalars``, add_'s alpha=1)
+        fn = ready.get(dt) if scalars == want and (not want or scalars[0].__class__ is int) else None
         if (fn is not None and dt is bi.dtype and not ai._inference and type(a) is _ndarray and a.flags.c_contiguous
-                and a.shape == b.shape and not (floating_only and dt.category < 2)
+                and a.shape == b.shape
                 # two arrays that own their memory never overlap (np.may_share_memory costs ~0.4 us)
-                and (ai is bi or (a.base is None and b.base is None and a is not b) or not may_share(a, b))
-                and (skip is None or skip(dt, *scalars))):
+                and (ai is bi or (a.base is None and b.base is None and a is not b) or not may_share(a, b))):
             if operand_check is not None:
                 operand_check((ai, bi), dt, *scalars)
             fn(a, b, out=a)
@@ -667,10 +776,8 @@ def _inplace_fast(uf: Ufunc, opname: str, n: int, wrap_other: bool):
         ai = self._impl
         dt = ai.dtype
         a = ai._array
-        fn = plain.get(dt)
-        if (fn is not None and not ai._inference and type(a) is _ndarray and a.flags.c_contiguous
-                and not (floating_only and dt.category < 2) and not (real_only and dt.is_complex)
-                and (skip is None or skip(dt, *scalars))):
+        fn = ready.get(dt) if not scalars else None
+        if fn is not None and not ai._inference and type(a) is _ndarray and a.flags.c_contiguous:
             if operand_check is not None:
                 operand_check((ai,), dt, *scalars)
             fn(a, out=a)

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from ..aten.at import at
 from ..core import dtype as _dt
-from ..core.tls import tls as _tls
+from ..core.tls import state as _tls_state
 
 
 def _zeros(sizes, like):
@@ -18,7 +18,7 @@ def _zeros(sizes, like):
 def index_backward(grad, sizes, indices):
     """PyTorch's index_backward: the gradient scattered (added) back to where it was read from."""
     z = _zeros(sizes, grad)
-    if _tls.grad_enabled:
+    if _tls_state().grad_enabled:
         return at.index_put(z, indices, grad, True)
     return at._index_put_impl_(z, indices, grad, True, True)
 
@@ -56,7 +56,7 @@ def masked_select_backward(grad, sizes, mask):
 
 def take_backward(grad, sizes, index):
     z = _zeros(sizes, grad)
-    return at.put(z, index, grad, True) if _tls.grad_enabled else at.put_(z, index, grad, True)
+    return at.put(z, index, grad, True) if _tls_state().grad_enabled else at.put_(z, index, grad, True)
 
 
 def put_source_backward(grad, index, sizes):

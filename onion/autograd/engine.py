@@ -9,7 +9,7 @@ from __future__ import annotations
 import heapq
 
 from ..core.tensor import Tensor
-from ..core.tls import tls
+from ..core.tls import tls, state as _tls_state
 from ..aten.at import at
 from ..aten.view_geometry import legacy_type_str
 from .graph import AccumulateGrad, accumulate_grad, gradient_edge
@@ -176,7 +176,7 @@ def run_backward(outputs, grad_outputs, retain_graph: bool, create_graph: bool, 
             return id(node) in needed
         decide = capture_and_decide
 
-    prev_grad = tls.grad_enabled
+    prev_grad = _tls_state().grad_enabled
     tls.grad_enabled = create_graph
     try:
         _run_graph(roots, grads, retain_graph, decide)

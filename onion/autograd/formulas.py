@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from ..aten.at import at
 from ..aten.tensor_new import scalar_to_tensor
-from ..core.tls import tls as _tls
+from ..core.tls import state as _tls_state
 from .function import Function as _Function
 from .strided_backward import as_strided_backward  # noqa: F401  (derivatives.yaml)
 import cmath
@@ -54,7 +54,7 @@ class _LocallyConstant(_Function):
 
 
 def _locally_constant(value, source):
-    if _tls.grad_enabled and source._impl.requires_grad:
+    if _tls_state().grad_enabled and source._impl.requires_grad:
         return _LocallyConstant.apply(value, source)
     return value
 
@@ -121,7 +121,7 @@ def where(cond, a, b):
 
 def threshold_backward(grad, result):
     out = where(result > 0, grad, 0)
-    if _tls.grad_enabled and result._impl.requires_grad:     # create_graph: keep result in the graph
+    if _tls_state().grad_enabled and result._impl.requires_grad:     # create_graph: keep result in the graph
         out = out + _LocallyConstant.apply(zeros_like(grad), result)
     return out
 
@@ -358,3 +358,4 @@ from .backward_indexing import *  # noqa: F401,F403,E402
 
 
 from .backward_pointwise import *  # noqa: E402,F401,F403
+from .backward_ops import *  # noqa: F401,F403

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from ..core.creation_meta import CreationMeta
 from ..core.tensor import Tensor
-from ..core.tls import tls
+from ..core.tls import tls, state as _tls_state
 from .grad_mode import no_grad
 from .graph import Node, SavedVariable, detach, gradient_edge, meta
 from .history import rebase_history, set_history
@@ -96,9 +96,9 @@ class Function(metaclass=FunctionMeta):
     def apply(cls, *args, **kwargs):
         node = cls._backward_cls()
         tensor_args = [a for a in args if isinstance(a, Tensor)]
-        record = tls.grad_enabled and any(a._impl.requires_grad for a in tensor_args)
+        record = _tls_state().grad_enabled and any(a._impl.requires_grad for a in tensor_args)
         node.needs_input_grad = tuple(isinstance(a, Tensor) and a._impl.requires_grad for a in args)
-        prev = tls.grad_enabled
+        prev = _tls_state().grad_enabled
         tls.grad_enabled = False
         try:
             out = cls.forward(node, *args, **kwargs)

@@ -8,16 +8,16 @@ restore on exceptions, per thread.
 """
 from __future__ import annotations
 
-from ..core.tls import INFERENCE_EXCLUDE, INFERENCE_REMOVE_INCLUDE, tls
+from ..core.tls import INFERENCE_EXCLUDE, INFERENCE_REMOVE_INCLUDE, set_state, state
 from .mode_decorator import DecoratorContextManager, NoParamDecoratorContextManager
 
 
 def is_grad_enabled() -> bool:
-    return tls.grad_enabled
+    return state().grad_enabled
 
 
 def is_inference_mode_enabled() -> bool:
-    return tls.inference_mode
+    return state().inference_mode
 
 
 class _FixedGradMode(NoParamDecoratorContextManager):
@@ -26,11 +26,12 @@ class _FixedGradMode(NoParamDecoratorContextManager):
     _value = False
 
     def __enter__(self):
-        self.prev = tls.grad_enabled
-        tls.grad_enabled = self._value
+        st = state()
+        self.prev = st.grad_enabled
+        set_state(st.with_grad(self._value))
 
     def __exit__(self, *exc):
-        tls.grad_enabled = self.prev
+        set_state(state().with_grad(self.prev))
         return False
 
 
@@ -46,20 +47,21 @@ class set_grad_enabled(DecoratorContextManager):
     """Sets the mode at construction (like PyTorch) and restores it on ``__exit__``."""
 
     def __init__(self, mode: bool):
-        self.prev = tls.grad_enabled
+        st = state()
+        self.prev = st.grad_enabled
         self.mode = bool(mode)
-        tls.grad_enabled = self.mode
+        set_state(st.with_grad(self.mode))
 
     def __call__(self, fn):
-        tls.grad_enabled = self.prev     # used as a decorator: the mode applies inside calls only
+        set_state(state().with_grad(self.prev))     # used as a decorator: the mode applies inside calls only
         return super().__call__(fn)
 
     def __enter__(self):
-        tls.grad_enabled = self.mode
+        set_state(state().with_grad(self.mode))
         return None
 
     def __exit__(self, *exc):
-        tls.grad_enabled = self.prev
+        set_state(state().with_grad(self.prev))
         return False
 
     def clone(self):
@@ -78,24 +80,18 @@ class inference_mode(DecoratorContextManager):
         self.mode = bool(mode)
 
     def __enter__(self):
-        self.prev = (tls.include, tls.exclude, tls.grad_enabled, tls.inference_mode)
+        st = state()
+        self.prev = (st.include, st.exclude, st.grad_enabled, st.inference_mode)
         if self.mode:
-            tls.include = tls.include & ~INFERENCE_REMOVE_INCLUDE
-            tls.set_exclude(tls.exclude | INFERENCE_EXCLUDE)
-            tls.grad_enabled = False
-            tls.inference_mode = True
-        else:
-            tls.include = tls.include | INFERENCE_REMOVE_INCLUDE
-            tls.set_exclude(tls.exclude & ~INFERENCE_EXCLUDE)
-            tls.grad_enabled = True          # as c10::InferenceMode(false): grad mode on
-            tls.inference_mode = False
+            set_state(st.replace(include=st.include & ~INFERENCE_REMOVE_INCLUDE,
+                                 exclude=st.exclude | INFERENCE_EXCLUDE, grad_enabled=False, inference_mode=True))
+        else:                                # as c10::InferenceMode(false): grad mode on
+            set_state(st.replace(include=st.include | INFERENCE_REMOVE_INCLUDE,
+                                 exclude=st.exclude & ~INFERENCE_EXCLUDE, grad_enabled=True, inference_mode=False))
 
     def __exit__(self, *exc):
         inc, exc_, grad, inf = self.prev
-        tls.include = inc
-        tls.set_exclude(exc_)
-        tls.grad_enabled = grad
-        tls.inference_mode = inf
+        set_state(state().replace(include=inc, exclude=exc_, grad_enabled=grad, inference_mode=inf))
         return False
 
     def clone(self):

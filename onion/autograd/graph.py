@@ -14,7 +14,7 @@ from numpy import add as _np_add
 
 from ..core.creation_meta import check_view_unchanged
 from ..core.geometry import contiguous_strides
-from ..core.tls import tls
+from ..core.tls import state as _tls_state
 from ..core.tensor import make_tensor
 from ..core.tensor_impl import TensorImpl
 from ..aten.at import at
@@ -149,7 +149,7 @@ class AccumulateGrad(Node):
     def apply(self, grads):
         (grad,) = grads
         if grad is not None:
-            accumulate_grad(self.variable._impl, grad, tls.grad_enabled)
+            accumulate_grad(self.variable._impl, grad, _tls_state().grad_enabled)
         return ()
 
 
@@ -161,7 +161,7 @@ def accumulate_grad(impl, grad, create_graph: bool) -> None:
     backward pass (an expanded ones tensor, another node's output).
     """
     g = impl.grad
-    if g is not None and not create_graph and not tls.mode_stack and impl.device.type == "cpu":
+    if g is not None and not create_graph and not _tls_state().mode_stack and impl.device.type == "cpu":
         # the common case, done as the kernel would: grad += new (same dtype and shape, on CPU)
         gi, ni = g._impl, grad._impl
         if gi.dtype is ni.dtype and gi._array.shape == ni._array.shape and gi.device is ni.device \
@@ -308,7 +308,7 @@ class SavedVariable:
             raise RuntimeError(ERR_BACKWARD_TWICE)
         if self.vc[0] != self.version:
             raise RuntimeError(self._modified_message(node))
-        if self.is_output and node is not None and tls.grad_enabled:
+        if self.is_output and node is not None and _tls_state().grad_enabled:
             # a graph is being built (create_graph, or a user reading _saved_result): the output gets
             # its node back; otherwise the alias made at save time serves as is
             t = detach(self.data)         # a fresh alias, never a view: no view history to set up
@@ -336,7 +336,7 @@ def short_node_name(fn) -> str:
 
 
 def _inference_now() -> bool:
-    return tls.inference_mode
+    return _tls_state().inference_mode
 
 
 class NotImplementedBackward(Node):

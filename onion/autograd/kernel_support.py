@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from ..core.creation_meta import view_rebase_error
 from ..core.dispatch_key import AUTOGRAD_MASK  # noqa: F401  (re-exported for generated code)
-from ..core.tls import tls
+from ..core.tls import state as _tls_state
 from ..aten.at import at
 from .graph import NotImplementedBackward, SavedVariable, gradient_edge, meta  # noqa: F401  (re-exported)
 from .graph import short_node_name
@@ -33,7 +33,7 @@ def clone_for_save(t):
 def check_inplace(t) -> None:
     """PyTorch's check_inplace: no in-place on a leaf that requires grad, on a view of one, or on a view
     made in no_grad / inference mode (CreationMeta), when something in the call requires grad."""
-    if not tls.grad_enabled:
+    if not _tls_state().grad_enabled:
         return
     impl = t._impl
     base = impl._base

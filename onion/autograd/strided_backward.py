@@ -11,7 +11,7 @@ import numpy as np
 from ..aten.at import at
 from ..aten.tensor_new import wrap
 from ..backends import backend_for
-from ..core.tls import tls
+from ..core.tls import state as _tls_state
 from .graph import Node, gradient_edge, meta, set_grad_fn
 
 
@@ -74,7 +74,7 @@ def _scatter_add_strided(grad, n, size, stride, offset):
     out = np.zeros(n, dtype=values.dtype)
     np.add.at(out, _storage_indices(size, stride, offset), values)
     flat = wrap(backend.from_numpy(out, impl.device), impl.dtype, impl.device)
-    if tls.grad_enabled and impl.requires_grad:     # differentiable, for create_graph
+    if _tls_state().grad_enabled and impl.requires_grad:     # differentiable, for create_graph
         set_grad_fn(flat._impl, ScatterAddStridedBackward(grad, (size, stride, offset)), 0)
     return flat
 

@@ -6,7 +6,7 @@ here, in the bindings layer, because it is Python glue over core and dispatch.
 from __future__ import annotations
 
 from ..core.dispatch_key import DispatchKey, DispatchKeySet
-from ..core.tls import tls
+from ..core.tls import tls, state as _tls_state
 from ..dispatch.dispatcher import dispatcher
 from ..dispatch.schema import FunctionSchema, parse_schema  # noqa: F401
 
@@ -19,21 +19,21 @@ _dispatch_keys = _dispatch_key_set
 
 
 def _dispatch_tls_local_include_set() -> DispatchKeySet:
-    return DispatchKeySet(tls.include)
+    return DispatchKeySet(_tls_state().include)
 
 
 def _dispatch_tls_local_exclude_set() -> DispatchKeySet:
-    return DispatchKeySet(tls.exclude)
+    return DispatchKeySet(_tls_state().exclude)
 
 
 def _dispatch_tls_set_dispatch_key_excluded(key, excluded: bool) -> None:
     b = 1 << int(key)
-    tls.set_exclude(tls.exclude | b if excluded else tls.exclude & ~b)
+    tls.set_exclude(_tls_state().exclude | b if excluded else _tls_state().exclude & ~b)
 
 
 def _dispatch_tls_set_dispatch_key_included(key, included: bool) -> None:
     b = 1 << int(key)
-    tls.include = tls.include | b if included else tls.include & ~b
+    tls.include = _tls_state().include | b if included else _tls_state().include & ~b
 
 
 def _find(name: str):

@@ -86,6 +86,16 @@ def _is_int(v) -> bool:
         (isinstance(v, Tensor) and v._impl.dtype.category == 1 and v._impl._array.ndim == 0)
 
 
+def small_ints(values, _int=int, _lo=INT64_MIN, _hi=INT64_MAX) -> bool:
+    """Every value a Python int within int64: the generated bindings' test for a size list they may pass on
+    as it is (a loop: cheaper than ``all()`` over a generator on the two or three sizes calls pass; the
+    defaults make the names it reads locals)."""
+    for i in values:
+        if type(i) is not _int or not _lo <= i <= _hi:
+            return False
+    return True
+
+
 def _is_int_list(v) -> bool:
     """An int list as PyTorch's parser tells one: the first element an int, later ones may also be bools
     (``t.view(9, True)`` is taken, ``t.view(True, 9)`` is not)."""
@@ -142,6 +152,8 @@ class Param:
                     return tuple(_checked_int(x, self, i + 1) for i, x in enumerate(v))
                 raise _NoMatch(self, v)
             if isinstance(v, (list, tuple)):
+                if base == "Scalar" and any(isinstance(x, Tensor) for x in v):
+                    raise _NoMatch(self, v)     # Scalar[] holds numbers: a list of tensors binds Tensor[] (gradient)
                 return list(v)
             raise _NoMatch(self, v)
         if base in ("int", "SymInt"):

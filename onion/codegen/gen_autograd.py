@@ -73,10 +73,10 @@ class AutogradWriter:
         self.kf.imports |= {
             "from onion.dispatch.library import Library as _Library",
             "from onion.core.dispatch_key import AFTER_AUTOGRAD as _AFTER_AUTOGRAD",
-            "from onion.core.tls import tls as _tls",
+            "from onion.core.tls import set_state as _set_state, state as _state",
             "from onion._generated import operators as _ops",
             "from onion._generated import autograd_nodes as _nodes",
-            "from onion.autograd.kernel_support import (AUTOGRAD_MASK as _AUTOGRAD_MASK, NotImplementedBackward as "
+            "from onion.autograd.kernel_support import (NotImplementedBackward as "
             "_NotImplementedBackward, SavedVariable as _SavedVariable, check_inplace as _check_inplace, "
             "clone_for_save as _clone_for_save, edge as _edge, meta as _meta, rebase_history as _rebase_history, "
             "set_history as _set_history)",
@@ -114,7 +114,7 @@ class AutogradWriter:
             # a view made under no_grad of a base with history: check_inplace must see it (PyTorch forbids it)
             pre = [f"    base = {names[0]}._impl._base"]
             terms.append("(base is not None and base.requires_grad)")
-        self.emit(f, [head] + pre + _if_any(terms, "_tls.grad_enabled", "    ")
+        self.emit(f, [head] + pre + _if_any(terms, "_state().grad_enabled", "    ")
                   + [f"        return {f.ident}_record(ks, {call})"] + redispatch)
         self.record(f, p, names, tensors, lists)
 
@@ -133,7 +133,7 @@ class AutogradWriter:
         boxed = not tensors or (twin == "missing" and (f.structured or K.CPU in f.dispatch))
         name = f"aten::{f.func.name}()" if boxed else f"{f.func.name}()"
         checked = outs if boxed else tensors + outs
-        lines = [head] + _if_any([_requires_grad(a, n) for a, n in checked], "_tls.grad_enabled", "    ")
+        lines = [head] + _if_any([_requires_grad(a, n) for a, n in checked], "_state().grad_enabled", "    ")
         self.emit(f, lines + [f"        raise RuntimeError({name!r} + _OUT_ERROR)"] + redispatch)
 
     def record(self, f, p, names, tensors, lists=()) -> None:
@@ -176,20 +176,21 @@ class AutogradWriter:
                     rec.append(f"    {save}")
                 else:       # only when an edge whose formula reads it is live (should_compute_output)
                     live = " or ".join(f"node.next_functions[{i}][0] is not None" for i in needed_by)
-                    rec += [f"    if {live}:", f"        {save}"]
+                    cond = f"    if {live}:"
+                    if len(cond) > 120:     # the same test, short enough for one line
+                        cond = f"    if any(node.next_functions[i][0] is not None for i in {tuple(needed_by)}):"
+                    rec += [cond, f"        {save}"]
             for t, attr in sorted(p.saved_meta):
                 rec.append(f"    node.m_{t}_{attr} = {META_ATTRS[attr].format(t)}")
             for t in sorted(p.saved_other):
                 rec.append(f"    node.a_{t} = {t}")
         rec += ["    ks &= _AFTER_AUTOGRAD",
-                "    below = _tls.exclude                  # exclude the autograd keys while the op runs",
-                "    _tls.exclude = excluded = below | _AUTOGRAD_MASK",
-                "    _tls.mask = ~excluded",
+                "    st = _state()",
+                "    _set_state(st.below_autograd)          # exclude the autograd keys while the op runs",
                 "    try:",
                 f"        result = _ops.redispatch_{f.ident}[ks](ks, {call})",
                 "    finally:",
-                "        _tls.exclude = below",
-                "        _tls.mask = ~below"]
+                "        _set_state(st)"]
         rets = f.func.returns
         if f.is_inplace:
             rec.append(f"    _rebase_history({names[0]}, node)")

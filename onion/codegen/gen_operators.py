@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from .model import NativeFunction
 from .naming import arg_names, keyset_lines, params
-from .pyfmt import fit_all
+from .pyfmt import WIDTH, fit_all, split_string
 
 from .context import context
 from .header import HEADER
@@ -29,8 +29,7 @@ def gen_operators(fns) -> str:
     lines = [HEADER, '"""Operator entries: keyset, then the Dispatcher\'s kernel for it (one per overload)."""',
              "from onion.aten.at import at as _at",
              "from onion.core import dtype as _dt",
-             "from onion.core.tls import tls as _tls",
-             "from onion.dispatch.dispatcher import dispatcher as _dispatcher",
+             "from onion.core.tls import state as _state",
              "from onion.dispatch.library import Library as _Library",
              "from onion.dispatch.operator import keyset_of_list as _ks_list", "",
              "_lib = _Library('aten', 'DEF')", "", ""]
@@ -40,12 +39,19 @@ def gen_operators(fns) -> str:
     return "\n".join(fit_all(lines)) + "\n"
 
 
+def _schema_lines(schema: str) -> list:
+    """The schema text as one argument line, or adjacent literals within the line width."""
+    parts = split_string(repr(schema), WIDTH - 4)
+    parts[-1] += ","
+    return [f"    {p}" for p in parts]
+
+
 def _operator(f: NativeFunction) -> list:
     i = f.ident
     lines = [f"# aten::{f.name}, declared at {f.loc}",
-             f"_lib.define({str(f.func)!r}, tags={tuple(f.tags)!r})",
-             f"op_{i} = _dispatcher.find('aten::{f.name}')",
-             f"op_{i}.source = '{f.loc}'",
+             f"op_{i} = _lib._declare(",
+             *_schema_lines(str(f.func)),
+             f"    tags={tuple(f.tags)!r}, source='{f.loc}')",
              f"dispatch_{i} = op_{i}.dispatch_cache",
              f"redispatch_{i} = op_{i}.redispatch_cache", ""]
     lines += entry(f)

@@ -134,7 +134,7 @@ def _intlist_body(f, method: bool, indent="    ", single_int_elsewhere=False):
     lines += [f"{indent}    sz = {rest}",
               f"{indent}    if len(sz) == 1 and type(sz[0]) in (tuple, list, _Size):",
               f"{indent}        sz = tuple(sz[0])",
-              f"{indent}    if type(self) is _T and _all(type(i) is int and _I64_MIN <= i <= _I64_MAX for i in sz):",
+              f"{indent}    if type(self) is _T and _small_ints(sz):",
               f"{indent}        return _ops.{f.ident}({', '.join(['self', 'sz'] + defaults)})"]
     del first
     return lines
@@ -175,7 +175,7 @@ def _binding(var: str, name: str, fs, method: bool) -> list:
     if sizes is not None:
         defaults = [render_default(a) for a in sizes.func.arguments[1:]]
         # sizes as ints: ones(2, 3); an int beyond int64 takes the parser's road to its error
-        lines += ["    if not kwargs and args and _all(type(i) is int and _I64_MIN <= i <= _I64_MAX for i in args):",
+        lines += ["    if not kwargs and args and _small_ints(args):",
                   f"        return _ops.{sizes.ident}({', '.join(['args'] + defaults)})"]
     il = _intlist_candidate(fs)
     if il is not None:
@@ -189,9 +189,7 @@ def _binding(var: str, name: str, fs, method: bool) -> list:
 
 def gen_functions(fns) -> str:
     lines = [HEADER, "from onion.core import dtype as _dt", "from onion.core.tensor import Tensor as _T, Size as _Size",
-             "from onion.bindings.python_arg_parser import PyFunction as _PF, INT64_MIN as _I64_MIN, "
-             "INT64_MAX as _I64_MAX",
-             "from builtins import all as _all  # onion.all is defined below",
+             "from onion.bindings.python_arg_parser import PyFunction as _PF, small_ints as _small_ints",
              "from onion._generated import operators as _ops", "", "FUNCTIONS = {}", "NN_FUNCTIONS = {}",
              "SPECIAL_FUNCTIONS = {}", "LINALG_FUNCTIONS = {}", ""]
     for (module, name), fs in sorted(_groups(fns, False).items(), key=lambda kv: (kv[0][0] or "", kv[0][1])):
@@ -208,9 +206,7 @@ def gen_functions(fns) -> str:
 
 def gen_methods(fns) -> str:
     lines = [HEADER, "from onion.core import dtype as _dt", "from onion.core.tensor import Tensor as _T, Size as _Size",
-             "from onion.bindings.python_arg_parser import PyFunction as _PF, INT64_MIN as _I64_MIN, "
-             "INT64_MAX as _I64_MAX",
-             "from builtins import all as _all  # Tensor.all is defined below",
+             "from onion.bindings.python_arg_parser import PyFunction as _PF, small_ints as _small_ints",
              "from onion.aten.tensor_new import scalar_to_tensor as _s2t",
              "from onion._generated import operators as _ops", "", "METHODS = {}", ""]
     groups = _groups(fns, True)

@@ -48,13 +48,14 @@ def tensor_ks_expr(arg, var: str) -> str:
 
 
 def keyset_lines(schema, names, indent: str) -> list:
-    """``ks = (a._impl.keyset | b._impl.keyset | _tls.include) & _tls.mask``, over several lines when long."""
+    """``st = _state()`` (the thread's dispatch state), then
+    ``ks = (a._impl.keyset | b._impl.keyset | st.include) & st.mask``, over several lines when long."""
     parts = [tensor_ks_expr(a, n) for a, n in zip(schema.arguments, names) if a.type.is_tensor_like]
-    line = f"{indent}ks = ({' | '.join(parts + ['_tls.include'])}) & _tls.mask"
+    line = f"{indent}ks = ({' | '.join(parts + ['st.include'])}) & st.mask"
     if len(line) <= WIDTH:
-        return [line]
-    out = [f"{indent}ks = {parts[0]}"]
+        return [f"{indent}st = _state()", line]
+    out = [f"{indent}st = _state()", f"{indent}ks = {parts[0]}"]
     for p in parts[1:]:
         out.append(f"{indent}ks |= {p}")
-    out.append(f"{indent}ks = (ks | _tls.include) & _tls.mask")
+    out.append(f"{indent}ks = (ks | st.include) & st.mask")
     return out

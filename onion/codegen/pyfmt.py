@@ -26,7 +26,7 @@ def _scan(line: str):
         i += 1
 
 
-def _split_string(lit: str, room: int) -> list:
+def split_string(lit: str, room: int) -> list:
     """A long ``'...'`` literal as adjacent literals of at most ``room`` - 1 characters (room for a comma),
     split after spaces."""
     q, body = lit[0], lit[1:-1]
@@ -65,13 +65,13 @@ def fit(line: str, width: int = WIDTH) -> list:
         opened, close, _ = lone_strings[0]
         head, lit, tail = line[:opened + 1], line[opened + 1:close].strip(), line[close:]
         pad = " " * (len(head) if len(head) <= width // 2 else indent + 8)
-        parts = _split_string(lit, width - len(pad) - len(tail))
+        parts = split_string(lit, width - len(pad) - len(tail))
         first = [head + parts[0]] if len(head) <= width // 2 else [head, pad + parts[0]]
         return first + [pad + p for p in parts[1:-1]] + ([pad + parts[-1] + tail] if len(parts) > 1 else [])
     else:
         stripped = line.strip()
         if stripped[:1] in "'\"" and stripped[-1:] == stripped[:1]:
-            parts = _split_string(stripped, width - indent)
+            parts = split_string(stripped, width - indent)
             return [" " * indent + p for p in parts]
         return [line]
     head, inner, tail = line[:opened + 1], line[opened + 1:close], line[close:]
@@ -101,7 +101,7 @@ def fit(line: str, width: int = WIDTH) -> list:
             cur = cur + sep + piece
         if len(cur) > width and piece[:1] in "'\"" and piece.rstrip(",")[-1:] == piece[:1]:
             lit = piece.rstrip(",")
-            parts = _split_string(lit, width - len(pad))
+            parts = split_string(lit, width - len(pad))
             prefix = cur[:len(cur) - len(piece)]
             if prefix.strip():
                 out.append(prefix.rstrip())

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from enum import IntEnum
 
-from .tls import tls
+from .tls import state as _tls_state
 
 
 class CreationMeta(IntEnum):
@@ -38,9 +38,9 @@ def note_view_creation(view, parent) -> None:
     records no history of its own.
     """
     meta = parent._creation_meta
-    if not tls.grad_enabled:
+    if not _tls_state().grad_enabled:
         if meta != _INFERENCE:
-            meta = _INFERENCE if tls.inference_mode else _NO_GRAD
+            meta = _INFERENCE if _tls_state().inference_mode else _NO_GRAD
         if parent.requires_grad:
             view.requires_grad = True
     if meta:

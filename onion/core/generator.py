@@ -44,7 +44,7 @@ def nondeterministic_seed() -> int:
 class Generator:
     """``torch.Generator``: one mt19937 stream.  Only CPU generators hold a stream here."""
 
-    __slots__ = ("_device", "_bg", "_draw", "_seed", "_fresh_next", "next_double_normal_sample",
+    __slots__ = ("_device", "_bg", "_draw", "_unseeded", "_seed", "_fresh_next", "next_double_normal_sample",
                  "next_float_normal_sample", "__weakref__")
 
     def __init__(self, device="cpu"):
@@ -52,15 +52,28 @@ class Generator:
         if dev.type != "cpu":
             raise RuntimeError(f"{dev.type.upper()} device type not an accelerator.")
         self._device = dev
-        self._bg = np.random.MT19937(0)
-        self._draw = np.random.Generator(self._bg).integers     # full-range integers are the raw stream
+        self._bg = self._draw = None
         self._reseed(DEFAULT_RNG_SEED)
+
+    def _engine(self):
+        """The mt19937 stream (a NumPy ``MT19937``), made and seeded on first use: ``numpy.random`` and
+        the seeding cost about a tenth of ``import onion``, and most programs seed before they draw."""
+        bg = self._bg
+        if bg is None:
+            from numpy.random import MT19937, Generator as NumpyGenerator
+            bg = self._bg = MT19937(0)
+            self._draw = NumpyGenerator(bg).integers     # full-range integers are the raw stream
+        if self._unseeded:
+            from numpy.random import RandomState
+            key = RandomState(self._seed & 0xFFFFFFFF).get_state()[1]     # init_genrand, as mt19937(seed)
+            bg.state = {"bit_generator": "MT19937", "state": {"key": key, "pos": _N}}
+            self._unseeded = False
+        return bg
 
     # --- seeding ------------------------------------------------------------------------------
     def _reseed(self, seed: int) -> None:
         seed &= _U64
-        key = np.random.RandomState(seed & 0xFFFFFFFF).get_state()[1]     # init_genrand, as mt19937(seed)
-        self._bg.state = {"bit_generator": "MT19937", "state": {"key": key, "pos": _N}}
+        self._unseeded = True           # the stream is seeded from ``_seed`` when next used
         self._seed = seed
         self._fresh_next = 0            # PyTorch's next_ while the first block is still to be made
         self.next_double_normal_sample = None
@@ -100,7 +113,7 @@ class Generator:
         from .dispatch_key import K, tensor_keyset
         from .tensor import make_tensor
         from .tensor_impl import TensorImpl
-        st = self._bg.state["state"]
+        st = self._engine().state["state"]
         pos = int(st["pos"])
         rec = np.zeros((), STATE_DTYPE)
         rec["the_initial_seed"] = self._seed
@@ -136,7 +149,7 @@ class Generator:
         key = (rec["state"] & 0xFFFFFFFF).astype(np.uint32)
         # the engine reads state[next] and twists when left runs out; NumPy's pos covers both
         pos = _N if left == 1 else nxt
-        self._bg.state = {"bit_generator": "MT19937", "state": {"key": key, "pos": pos}}
+        self._engine().state = {"bit_generator": "MT19937", "state": {"key": key, "pos": pos}}
         self._seed = int(rec["the_initial_seed"])
         self._fresh_next = nxt if left == 1 else _N
         self.next_double_normal_sample = float(rec["normal_y"]) if rec["normal_is_valid"] else None
@@ -152,13 +165,14 @@ class Generator:
 
     def snapshot(self) -> tuple:
         """Everything that defines the stream, for fork_rng's save and restore."""
-        return (self._bg.state, self._seed, self._fresh_next, self.next_double_normal_sample,
+        return (self._engine().state, self._seed, self._fresh_next, self.next_double_normal_sample,
                 self.next_float_normal_sample)
 
     def restore_state(self, saved) -> None:
         (bg_state, self._seed, self._fresh_next, self.next_double_normal_sample,
          self.next_float_normal_sample) = saved
-        self._bg.state = bg_state
+        self._unseeded = False
+        self._engine().state = bg_state
 
     # --- raw draws --------------------------------------------------------------------------------
     def random(self, n: int) -> np.ndarray:
@@ -167,6 +181,7 @@ class Generator:
         if n <= 0:
             return np.empty(0, np.uint32)
         self._fresh_next = _N
+        self._engine()
         return self._draw(0, 1 << 32, size=n, dtype=np.uint32)
 
     def random64(self, n: int) -> np.ndarray:
@@ -175,6 +190,7 @@ class Generator:
         if n <= 0:
             return np.empty(0, np.uint64)
         self._fresh_next = _N
+        self._engine()
         return self._draw(0, (1 << 64) - 1, size=n, dtype=np.uint64, endpoint=True)
 
     def __getstate__(self):
@@ -182,8 +198,7 @@ class Generator:
 
     def __setstate__(self, state):
         self._device = canonical(state[1])
-        self._bg = np.random.MT19937(0)
-        self._draw = np.random.Generator(self._bg).integers
+        self._bg = self._draw = None
         self.restore_state(state[0])
 
     def __repr__(self):

@@ -12,7 +12,7 @@ from .geometry import is_contiguous_as, wrap_dim
 from .memory_format import contiguous_format, memory_format as memory_format_type
 from .tensor_impl import TensorImpl
 from .dispatch_key import K as _K
-from .tls import tls
+from .tls import state as _tls_state
 
 _new = object.__new__
 
@@ -188,7 +188,7 @@ class Tensor:
             raise RuntimeError(
                 "you can only change requires_grad flags of leaf variables. If you want to use a computed "
                 "variable in a subgraph that doesn't require differentiation use var_no_grad = var.detach().")
-        if requires_grad and impl._inference and not tls.inference_mode:
+        if requires_grad and impl._inference and not _tls_state().inference_mode:
             raise RuntimeError("Setting requires_grad=True on inference tensor outside InferenceMode is not allowed.")
         if not requires_grad and impl._creation_meta and impl._base is not None and impl._base.requires_grad:
             return self     # a view made in no_grad / inference mode requires grad through its base (PyTorch)

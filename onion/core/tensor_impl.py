@@ -9,7 +9,7 @@ four attribute stores.
 from __future__ import annotations
 
 from .geometry import contiguous_strides
-from .tls import tls
+from .tls import state as _tls_state
 
 # device type -> function(array) -> (Storage, offset in elements); filled by backends
 STORAGE_MAKERS: dict = {}
@@ -45,6 +45,7 @@ class TensorImpl:
     _storage = None
     _offset = 0
     is_wrapped_number = False
+    wrapped_value = None    # a wrapped number's Python value (int, float, bool or complex)
     _retains_grad = False
     _hooks = None
     _view_fn = None         # how to replay this view on another base (autograd)
@@ -127,7 +128,7 @@ class TensorImpl:
     def check_writable(self) -> None:
         """Inference tensors may only be updated in place inside inference mode (PyTorch's rule)."""
         if self._inference:
-            if not tls.inference_mode:
+            if not _tls_state().inference_mode:
                 raise RuntimeError("Inplace update to inference tensor outside InferenceMode is not allowed.You can "
                                    "make a clone to get a normal tensor before doing inplace update.See "
                                    "https://github.com/pytorch/rfcs/pull/17 for more details.")

@@ -29,8 +29,12 @@ class Dispatcher:
         self.on_new_operator = []      # callbacks(handle): the ops namespace listens
 
     # --- operators --------------------------------------------------------------
-    def define(self, schema: FunctionSchema, debug: str, tags=()) -> OperatorHandle:
-        qname = schema.name + ("." + schema.overload_name if schema.overload_name else "")
+    def define(self, schema: FunctionSchema | str, debug: str, tags=()) -> OperatorHandle:
+        """``schema`` as text: one codegen already parsed (see ``OperatorHandle``)."""
+        if isinstance(schema, str):
+            qname = schema[:schema.index("(")]
+        else:
+            qname = schema.name + ("." + schema.overload_name if schema.overload_name else "")
         if qname in self.ops:
             raise RuntimeError(
                 f"Tried to register an operator ({schema}) with the same name and overload name multiple "

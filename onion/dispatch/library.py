@@ -84,11 +84,23 @@ class Library:
         self._ops.append(handle)
         return s.name.split("::")[-1] + ("." + s.overload_name if s.overload_name else "")
 
+    def _declare(self, schema_text: str, tags: tuple, source: str):
+        """Define an operator of native_functions.yaml from generated code: codegen has parsed and checked
+        its schema, so the text is kept and parsed on first use (parsing ~1,000 schemas at every import
+        would cost about a third of it); ``source`` is its YAML file:line.  Returns the handle."""
+        handle = dispatcher.define(f"{self.ns}::{schema_text}", _caller_debug(), tags=tags)
+        handle.source = source
+        self._ops.append(handle)
+        return handle
+
     # --- impl ---------------------------------------------------------------------
     def _resolve(self, op_name):
-        if hasattr(op_name, "_handle"):
+        if type(op_name) is str:            # what generated registrations pass ("add.Tensor")
+            name = op_name
+        elif hasattr(op_name, "_handle"):
             return op_name._handle
-        name = str(op_name)
+        else:
+            name = str(op_name)
         if "::" not in name:
             name = f"{self.ns}::{name}"
         handle = dispatcher.find(name)

@@ -8,8 +8,10 @@ import costs one computation per operator actually called.
 """
 from __future__ import annotations
 
+import functools
+
 from ..core.dispatch_key import RUNTIME_KEYS, K
-from ..core.tls import tls
+from ..core.tls import state as _tls_state
 from .dispatch_table import FALLTHROUGH, KernelRegistration, TableEntry, compute_table
 
 _NAMES = {int(k): k.name for k in RUNTIME_KEYS}
@@ -45,10 +47,16 @@ class OperatorHandle:
     """The dispatcher's record of one overload (``aten::add.Tensor``)."""
 
     def __init__(self, dispatcher, schema, debug: str):
+        """``schema``: a ``FunctionSchema``, or the text of one already checked (codegen parsed every
+        schema of native_functions.yaml), parsed here on first use."""
         self.dispatcher = dispatcher
-        self.schema = schema
-        self.name = schema.name                      # "aten::add"
-        self.overload_name = schema.overload_name    # "Tensor"
+        if isinstance(schema, str):
+            self._schema_text = schema
+            self.name, _, self.overload_name = schema[:schema.index("(")].partition(".")
+        else:
+            self.schema = schema
+            self.name = schema.name                      # "aten::add"
+            self.overload_name = schema.overload_name    # "Tensor"
         self.qualified_name = self.name + ("." + self.overload_name if self.overload_name else "")
         self.debug = debug
         self.kernels: dict = {}                      # key -> [KernelRegistration, ...] newest last
@@ -59,10 +67,20 @@ class OperatorHandle:
         self.source = ""                             # where the operator is declared (YAML file:line)
         self.tags: tuple = ()
         self.opoverload = None                       # set by onion.dispatch.ops
-        args = schema.arguments
-        self.tensor_positions = tuple(i for i, a in enumerate(args) if a.type.is_tensor_like)
-        self.num_args = len(args)
         self.recompute()
+
+    @functools.cached_property
+    def schema(self):
+        from .schema import parse_schema
+        return parse_schema(self._schema_text)
+
+    @functools.cached_property
+    def tensor_positions(self) -> tuple:
+        return tuple(i for i, a in enumerate(self.schema.arguments) if a.type.is_tensor_like)
+
+    @functools.cached_property
+    def num_args(self) -> int:
+        return len(self.schema.arguments)
 
     # --- registration ---------------------------------------------------------
     def register(self, reg: KernelRegistration) -> None:
@@ -83,8 +101,10 @@ class OperatorHandle:
     def recompute(self) -> None:
         """Registrations changed: drop the table and the caches (the table is rebuilt lazily)."""
         self._table = None
-        self.dispatch_cache.clear()
-        self.redispatch_cache.clear()
+        if self.dispatch_cache:         # most registrations (at import) find both caches empty
+            self.dispatch_cache.clear()
+        if self.redispatch_cache:
+            self.redispatch_cache.clear()
 
     def _compute(self) -> list:
         newest = {k: regs[-1] for k, regs in self.kernels.items()}
@@ -171,7 +191,7 @@ class OperatorHandle:
                         ks |= x._impl.keyset
             else:
                 ks |= a._impl.keyset
-        return (ks | tls.include) & tls.mask
+        return (ks | _tls_state().include) & _tls_state().mask
 
     def call(self, *args):
         """Dispatch normalized positional arguments (all of the schema's)."""

@@ -5,6 +5,7 @@ the arguments); ``onion.ops.aten.add.Tensor`` is an ``OpOverload`` (one schema).
 """
 from __future__ import annotations
 
+import functools
 import types
 
 from ..core.dispatch_key import DispatchKeySet
@@ -18,9 +19,7 @@ class OpOverload:
 
     def __init__(self, handle, packet):
         self._handle = handle
-        self._schema = handle.schema
         self._overloadpacket = packet
-        self._spec = ArgumentSpec(handle.schema)
         ns, _, base = handle.name.partition("::")
         self.namespace = ns
         self._opname = base
@@ -28,6 +27,16 @@ class OpOverload:
         self.__name__ = f"{base}.{self._overloadname}"
         self.__qualname__ = self.__name__
         self.__module__ = f"onion.ops.{ns}"
+
+    # the schema and its argument spec are built on first use: most operators are only ever called
+    # through their generated entries, and parsing every schema would cost import time
+    @functools.cached_property
+    def _schema(self):
+        return self._handle.schema
+
+    @functools.cached_property
+    def _spec(self):
+        return ArgumentSpec(self._handle.schema)
 
     # --- calling ----------------------------------------------------------------
     # ``self_`` is positional-only so that ``self=`` can name the schema's argument, as in PyTorch

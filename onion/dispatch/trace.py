@@ -10,7 +10,7 @@ import sys
 import threading
 
 from ..core.dispatch_key import RUNTIME_KEYS, DispatchKeySet, keys_of
-from ..core.tls import tls
+from ..core.tls import state as _tls_state
 
 _depth = threading.local()
 
@@ -34,8 +34,8 @@ def traced_kernel(op, fn, key: int, entry, ks: int, redispatch: bool, level: int
                 for t in tensors:
                     if t is not None and hasattr(t, "_impl"):
                         out.write(f"{pad}  arg {name}: {DispatchKeySet(t._impl.keyset)}\n")
-            out.write(f"{pad}  tls include: {DispatchKeySet(tls.include)}\n")
-            out.write(f"{pad}  tls exclude: {DispatchKeySet(tls.exclude)}\n")
+            out.write(f"{pad}  tls include: {DispatchKeySet(_tls_state().include)}\n")
+            out.write(f"{pad}  tls exclude: {DispatchKeySet(_tls_state().exclude)}\n")
             out.write(f"{pad}  dispatch keyset: {DispatchKeySet(ks_)}\n")
             skipped = [k.name for k in keys_of(ks_ & op.skip_mask) if int(k) > key]
             if skipped:

@@ -8,35 +8,37 @@ back, exceptions included.
 from __future__ import annotations
 
 from ..core.dispatch_key import AFTER_PYTHON, K, bit
-from ..core.tls import tls
+from ..core.tls import set_state, state, state as _tls_state
 from ..dispatch.library import Library
 
 PYTHON_KEYS = bit(K.Python) | bit(K.PythonTLSSnapshot)
 
 
-def _set_include(on: bool) -> None:
-    tls.include = (tls.include | PYTHON_KEYS) if on else (tls.include & ~PYTHON_KEYS)
+def _set_stack(stack: tuple) -> None:
+    """Install the thread's mode stack; the Python keys are included exactly while it is non-empty."""
+    st = state()
+    include = (st.include | PYTHON_KEYS) if stack else (st.include & ~PYTHON_KEYS)
+    set_state(st.replace(mode_stack=stack, include=include))
 
 
 def _push_mode(mode) -> None:
-    tls.mode_stack.append(mode)
-    _set_include(True)
+    _set_stack(state().mode_stack + (mode,))
 
 
 def _pop_mode():
-    if not tls.mode_stack:
+    stack = state().mode_stack
+    if not stack:
         raise RuntimeError("Trying to pop from an empty mode stack")
-    mode = tls.mode_stack.pop()
-    _set_include(bool(tls.mode_stack))
-    return mode
+    _set_stack(stack[:-1])
+    return stack[-1]
 
 
 def _get_current_dispatch_mode():
-    return tls.mode_stack[-1] if tls.mode_stack else None
+    return _tls_state().mode_stack[-1] if _tls_state().mode_stack else None
 
 
 def _len_torch_dispatch_stack() -> int:
-    return len(tls.mode_stack)
+    return len(_tls_state().mode_stack)
 
 
 class TorchDispatchMode:
@@ -50,11 +52,13 @@ class TorchDispatchMode:
         return self
 
     def __exit__(self, exc_type, exc, tb):
-        if tls.mode_stack and tls.mode_stack[-1] is self:
+        stack = state().mode_stack
+        if stack and stack[-1] is self:
             _pop_mode()
         else:  # exited out of order: remove wherever it is
-            tls.mode_stack.remove(self)
-            _set_include(bool(tls.mode_stack))
+            stack = list(stack)
+            stack.remove(self)
+            _set_stack(tuple(stack))
         return False
 
     @classmethod
@@ -64,7 +68,7 @@ class TorchDispatchMode:
 
 def _python_fallback(op, ks, values):
     """The boxed kernel at the Python key: hand the call to the innermost mode."""
-    if not tls.mode_stack:  # the key was set without a mode: nothing to do here
+    if not _tls_state().mode_stack:  # the key was set without a mode: nothing to do here
         return op._handle.redispatch(ks & AFTER_PYTHON, *values)
     mode = _pop_mode()
     try:

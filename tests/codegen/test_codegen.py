@@ -132,7 +132,7 @@ def test_call_path_reads_in_order():
     """binding -> operator entry -> Dispatcher -> autograd kernel -> redispatch -> CPU kernel."""
     src = _generated_sources()
     assert "return _ops.add_Tensor(a0, a1, 1)" in src["python_functions.py"]
-    assert re.search(r"def add_Tensor\(self, other, alpha=1\):\n    ks = .*\n    return dispatch_add_Tensor\[ks\]",
+    assert re.search(r"def add_Tensor\(self, other, alpha=1\):\n    st = _state\(\)\n    ks = .*\n    return dispatch_add_Tensor\[ks\]",
                      src["operators.py"])
     assert "return _ops.redispatch_add_Tensor[ks](ks, self, other, alpha)" in src["register_autograd.py"]
     assert 'm.impl_kernel("add.Tensor", ufunc_add.functional(' in src["register_cpu.py"]

@@ -16,6 +16,7 @@ from ..structured import Plan
 from ..tensor_new import empty_tensor, wrap
 from ..view_geometry import wrap_dim
 from .reductions import _cast
+from .workspace import scratch
 
 _int64 = _dt.int64
 _SCAN_ACC = {_dt.float32: _np.float64, _dt.float16: _np.float32, _dt.bfloat16: _np.float32,
@@ -86,8 +87,111 @@ def _scan(xp, plan, self, dtype, scan):
     axis = plan.extra
     if axis is None:
         return a.astype(plan.dtype.np, copy=True)
+    if scan is _np.cumsum and a.dtype == _np.float32 and plan.dtype is _dt.float32 and a.size >= _EXACT_MIN:
+        r = _exact_float32_cumsum(a, axis)
+        if r is not None:
+            return r
     with _np.errstate(over="ignore", invalid="ignore"):
-        return scan(a, axis=axis, dtype=_scan_acc(plan.dtype))
+        r = scan(a, axis=axis, dtype=_scan_acc(plan.dtype))
+    if scan is _np.cumsum and r.dtype.kind in "fc":
+        r += 0.0        # ATen's running sum starts at +0, so it never yields -0.0 (NumPy's starts at x[0])
+    return r
+
+
+_EXACT_MIN = 4096        # below this the float64 scan is as quick
+
+
+_BLOCK = 1 << 18         # a 1-D scan runs a block at a time: its int64 work array (2 MiB) stays in cache
+
+
+def _exact_float32_cumsum(a, axis):
+    """float32 cumsum as ATen computes it (a float64 running sum, each partial sum rounded to float32), by an
+    int64 scan where that is provably the same; None where it is not (NaN/inf, subnormals, a dynamic range
+    over 2^50, sums near int64's range).  Every value is an integer multiple of q, the ulp of the smallest
+    nonzero magnitude, so in units of q the values are integers and their int64 prefix sums P are exact.
+    While every P_i is exactly representable in float64, each float64 addition of the running sum is exact
+    too, so the running sum IS P_i * q, and the result is P_i * q rounded once to float32.  An int64 scan
+    runs at vector speed, where NumPy's float64 one is bound by the latency of each addition.  A 1-D scan
+    tests each P_i (|P_i| < 2^53, or a float64 round trip) and from the first one that fails goes on with
+    the float64 running sum from the exact P * q carried in, step by step as ATen's does; an n-D scan takes
+    the int64 path only when every |P_i| < 2^53."""
+    bits = _np.bitwise_and(a.view(_np.uint32), _np.uint32(0x7FFFFFFF), out=scratch("cumsum.bits", a.shape, _np.uint32))
+    hi = int(bits.max())                     # |a| as bit patterns: the largest, and whether any is NaN/inf
+    if hi >= 0x7F800000 or hi == 0:
+        return None
+    bits -= _np.uint32(1)                    # a zero wraps to the top, out of the way of the min
+    lo = int(bits.min()) + 1
+    emin, emax = lo >> 23, hi >> 23          # biased exponents of the smallest nonzero and largest magnitude
+    if emin < 25 or emax - emin + 24 > 50:   # q below float32's normal range, or values >= 2^50 q
+        return None
+    q = 2.0 ** (emin - 150)
+    if a.ndim == 1:
+        return _exact_cumsum_1d(a, q, bits, emin)
+    p = _units_of(a, q, scratch("cumsum.p", a.shape, _np.float64))
+    _np.cumsum(p, axis=axis, out=p)
+    if max(int(p.max()), -int(p.min())) >= _EXACT_P:
+        return None
+    out = p.astype(_np.float32)              # P rounded once, then scaled by a power of two (exact: q is normal)
+    out *= _np.float32(q)
+    return out
+
+
+_EXACT_P = 1 << 53
+
+
+def _units_of(a, q, work):
+    """``a`` (float32, every value a multiple of q and below 2^50 q) as int64 multiples of q, in ``work``
+    (float64): v + 1.5 * 2^52 q is exact with ulp q, and within that binade the bit patterns differ by v / q."""
+    magic = 1.5 * 2.0 ** 52 * q
+    _np.copyto(work, a)
+    work += magic
+    p = work.view(_np.int64)
+    p -= _np.float64(magic).view(_np.int64)
+    return p
+
+
+def _exact_cumsum_1d(a, q, bits, emin):
+    """The 1-D int64 scan, a block at a time (``bits``: |a|'s bit patterns less one, ``emin``: the smallest
+    nonzero magnitude's biased exponent; q its ulp)."""
+    n = a.size
+    out = _np.empty(n, _np.float32)
+    fq = _np.float32(q)
+    work = scratch("cumsum.p", (min(n, _BLOCK),), _np.float64)
+    carry = 0
+    for s in range(0, n, _BLOCK):
+        e = min(n, s + _BLOCK)
+        p = _units_of(a[s:e], q, work[:e - s])
+        p[0] += carry                        # integers: adding the carry first changes nothing
+        _np.cumsum(p, out=p)
+        top = max(int(p.max()), -int(p.min()))
+        if top >= 1 << 61:                   # steps are < 2^50: below 2^61 throughout, no int64 wrap-around
+            return None
+        k = e - s
+        if top >= _EXACT_P:
+            # the first P_i that float64 cannot hold, where ATen's sum rounds.  With m = 2^(bits of top - 53),
+            # a P_i made of multiples of m fits; a value whose ulp is at least m q is one (biased exponent
+            # >= emin + log2 m), so the round trip below starts at the first finer value of the block
+            sh = top.bit_length() - 53
+            i0 = 0
+            if carry % (1 << sh) == 0:
+                fine = bits[s:e] < _np.uint32(min(((emin + sh) << 23) - 1, 0xFFFFFFFF))
+                i0 = int(_np.argmax(fine)) if fine.any() else k
+            if i0 < k:
+                rest = p[i0:]
+                bad = rest.astype(_np.float64).astype(_np.int64) != rest
+                k = i0 + int(_np.argmax(bad)) if bad.any() else k
+        o = out[s:s + k]
+        _np.copyto(o, p[:k], casting="unsafe")
+        o *= fq
+        if k < e - s:
+            tail = a[s + k:].astype(_np.float64)
+            if s + k:
+                tail[0] += float(int(p[k - 1]) if k else carry) * q     # the exact running sum so far
+            _np.cumsum(tail, out=tail)
+            out[s + k:] = tail
+            return out
+        carry = int(p[-1])
+    return out
 
 
 def cumsum_impl(xp, plan, self, dim, dtype=None):

@@ -455,8 +455,8 @@ def svd_U(self, some=True, compute_uv=True, U=None, S=None, V=None):
     if not compute_uv:
         _write_outs((U, S, V), svd(self, some, compute_uv), "svd")
         return U, S, V
-    from ...core.tls import tls
-    if tls.grad_enabled and any(o._impl.requires_grad and o._impl.grad_fn is None for o in (U, S, V)):
+    from ...core.tls import state as _tls_state
+    if _tls_state().grad_enabled and any(o._impl.requires_grad and o._impl.grad_fn is None for o in (U, S, V)):
         # PyTorch's svd.U writes its outs in place first
         raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
     # through _linalg_svd.U (whose autograd kernel refuses inputs that require grad), V then holding Vh
@@ -622,8 +622,8 @@ def lu_solve(self, LU_data, LU_pivots):
 
 
 def lu_solve_out(self, LU_data, LU_pivots, out):
-    from ...core.tls import tls
-    if tls.grad_enabled and any(t._impl.requires_grad for t in (self, LU_data, LU_pivots, out)):
+    from ...core.tls import state as _tls_state
+    if _tls_state().grad_enabled and any(t._impl.requires_grad for t in (self, LU_data, LU_pivots, out)):
         # PyTorch's lu_solve.out is linalg_lu_solve.out, whose autograd kernel refuses first
         raise RuntimeError("linalg_lu_solve(): functions with out=... arguments don't support automatic "
                            "differentiation, but one of the arguments requires grad.")
@@ -815,7 +815,7 @@ def meta_ormqr(self, input2, input3, left=True, transpose=False):
     left_size = so[-2] if left else so[-1]
     if si[-2] != left_size:
         raise RuntimeError(f"torch.ormqr: input.shape[-2] must be equal to other.shape[{-2 if left else -1}]")
-    if st[-1] != min(so[-2] if left else so[-1], si[-1]) and st[-1] > si[-1]:
+    if st[-1] != min(so[-2] if left else so[-1], si[-1]):
         raise RuntimeError(f"torch.ormqr: tau.shape[-1] must be equal to min(other.shape[{-2 if left else -1}], "
                            f"input.shape[-1])")
     if len(si) - len(st) != 1:
@@ -851,7 +851,7 @@ def ormqr_impl(xp, plan, self, input2, input3, left=True, transpose=False):
     cs = out.reshape((-1,) + out.shape[-2:]) if out.ndim > 2 else out[None]
     res = _np.empty(cs.shape, dtype=c.dtype)
     for i in range(mats.shape[0]):
-        q = mats[i]
+        q = mats[i][:, :taus.shape[-1]]       # the k reflectors (self may hold more columns)
         r = fn("L" if left else "R", trans, q, taus[i], _np.asfortranarray(cs[i]), max(1, cs.shape[-1] * 64))
         res[i] = r[0]
     return _colmajor(res.reshape(plan.shape))

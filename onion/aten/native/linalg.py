@@ -20,7 +20,7 @@ from ..structured import Plan
 from ..view_geometry import broadcast_pair_for_op, expand as _expand_geometry, legacy_type_str, reshape_is_view
 from ..at import at
 from ..iterator import check_devices, check_out_device, device_mismatch, resize_out
-from ...core.tls import tls
+from ...core.tls import state as _tls_state
 
 _LOW = (_dt.float16, _dt.bfloat16)
 _float32 = _dt.float32
@@ -386,7 +386,7 @@ def _matmul_impl(out, tensor1, tensor2):
         raise RuntimeError(f"both arguments to matmul need to be at least 1D, but they are {dim1}D and {dim2}D")
     has_out = out is not None
     if has_out:
-        if tls.grad_enabled and (i1.requires_grad or i2.requires_grad or out._impl.requires_grad):
+        if _tls_state().grad_enabled and (i1.requires_grad or i2.requires_grad or out._impl.requires_grad):
             raise RuntimeError("matmul(): functions with out=... arguments don't support automatic "
                                "differentiation, but one of the arguments requires grad.")
 

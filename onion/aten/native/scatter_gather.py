@@ -16,6 +16,7 @@ from ...core import dtype as _dt
 from ...core.geometry import contiguous_strides, wrap_dim
 from ..at import at
 from ..structured import Plan
+from .workspace import scratch
 
 _int64 = _dt.int64
 _int32 = _dt.int32
@@ -91,10 +92,23 @@ def _lead_slices(shape):
 def _flat_targets(out_shape, dim, idx):
     """Flat positions in a row-major array of ``out_shape`` for index ``idx`` along ``dim``
     (``idx`` has the same number of dims; its other sizes are no larger than the result's)."""
+    st, off = _flat_offsets(out_shape, dim, idx)
+    if st == 1:
+        return idx.copy() if off is None else np.add(idx, off)
+    flat = np.multiply(idx, st)
+    if off is not None:
+        flat += off
+    return flat
+
+
+_CHUNK = 1 << 17       # flat positions worked out per block: 1 MiB of int64, which stays in cache
+
+
+def _flat_offsets(out_shape, dim, idx):
+    """(stride along ``dim``, the other dims' offsets broadcast over ``idx``'s shape or None) for flat
+    positions in a row-major array of ``out_shape``."""
     strides = contiguous_strides(out_shape)
-    st = strides[dim]
     nd = idx.ndim
-    # the other dims' offsets summed over their (small) broadcast shape, then one pass over the index
     off = None
     for d in range(nd):
         n = idx.shape[d]
@@ -104,12 +118,49 @@ def _flat_targets(out_shape, dim, idx):
         sh[d] = n
         part = (np.arange(n, dtype=np.int64) * strides[d]).reshape(sh)
         off = part if off is None else off + part
-    if st == 1:
-        return idx.copy() if off is None else np.add(idx, off)
-    flat = np.multiply(idx, st)
+    return strides[dim], off
+
+
+def _flat_chunks(out_shape, dim, idx):
+    """The flat positions of ``idx`` (int64, >= 1-D) in a row-major array of ``out_shape``, a block of its
+    leading dim at a time: yields (slice of that dim, origin, 1-D positions relative to ``origin``).  Each
+    block's index values are checked against the size of ``dim`` first (one max over their unsigned view: a
+    negative one is huge there), and the first bad value in row-major order raises, as ATen's check does.
+    Working block by block keeps the positions in cache between being made and being used, and the offsets
+    of the other dims are the same in every block relative to its origin, so they are made once."""
+    size = out_shape[dim]
+    st, off = _flat_offsets(out_shape, dim, idx)
+    n0 = idx.shape[0]
+    inner = _numel(idx.shape[1:])
+    if n0 == 0 or inner == 0:
+        return
+    step = min(n0, max(1, _CHUNK // inner))
+    buf = local = None
+    moves = 0
     if off is not None:
-        flat += off
-    return flat
+        # the dim-0 offset of a block's first row is its origin; what is left repeats in every block
+        moves = contiguous_strides(out_shape)[0] if dim != 0 and off.shape[0] > 1 else 0
+        local = scratch("flat.local", (step,) + idx.shape[1:], np.int64)
+        np.copyto(local, off[:step] if off.shape[0] > 1 else off)
+    for r0 in range(0, n0, step):
+        rows = slice(r0, min(n0, r0 + step))
+        ic = idx[rows]
+        if ic.view(np.uint64).max() >= size:
+            _check_bounds(ic, size, dim)
+        if st == 1 and local is None:
+            yield rows, 0, ic.reshape(-1)
+            continue
+        if buf is None:
+            buf = scratch("flat.positions", (step,) + idx.shape[1:], np.int64)
+        n = rows.stop - r0
+        b = buf[:n]
+        if st == 1:
+            np.add(ic, local[:n], out=b)
+        else:
+            np.multiply(ic, st, out=b)
+            if local is not None:
+                b += local[:n]
+        yield rows, r0 * moves, b.reshape(-1)
 
 
 def _result_copy(impl, acc=None):
@@ -144,23 +195,23 @@ _UFUNC = {"sum": np.add, "add": np.add, "prod": np.multiply, "multiply": np.mult
 
 
 def _scatter_into(res, dim, idx, vals, mode, include_self=True):
-    """Scatter ``vals`` (idx's shape, or a scalar) into ``res`` (row-major, >= 1-D) in place."""
+    """Scatter ``vals`` (idx's shape, or a scalar) into ``res`` (row-major, >= 1-D) in place, checking the
+    index values against ``res``'s size along ``dim`` (``res`` is a fresh copy: a bad index may leave it
+    partly written)."""
     if idx.size == 0:
         return res
-    flat = _flat_targets(res.shape, dim, idx).reshape(-1)
     out = res.reshape(-1)
-    if not isinstance(vals, np.ndarray) or vals.ndim == 0:
-        vals = np.full(flat.shape, vals, dtype=res.dtype)
-    else:
-        vals = vals.reshape(-1)
-        if vals.dtype != res.dtype:
-            vals = vals.astype(res.dtype)
-    if mode is None:
-        out[flat] = vals
-        return res
-    if not include_self:
-        out[flat] = _identity(mode, res.dtype)
-    if mode == "mean":
+    scalar = not isinstance(vals, np.ndarray) or vals.ndim == 0
+    if mode == "mean" or not include_self:
+        # every target is reset (or counted) before anything accumulates: one pass over all positions
+        _check_bounds(idx, res.shape[dim], dim)
+        flat = _flat_targets(res.shape, dim, idx).reshape(-1)
+        vals = np.full(flat.shape, vals, dtype=res.dtype) if scalar else _flat_values(vals, res.dtype)
+        if not include_self:
+            out[flat] = _identity(mode, res.dtype)
+        if mode != "mean":
+            _UFUNC[mode].at(out, flat, vals)
+            return res
         _add_at(out, flat, vals)
         cnt = np.bincount(flat, minlength=out.size)
         if include_self:
@@ -171,11 +222,24 @@ def _scatter_into(res, dim, idx, vals, mode, include_self=True):
         else:
             np.divide(out, np.where(hit, cnt, 1), out=out, casting="unsafe")
         return res
-    if mode in ("sum", "add"):
-        _add_at(out, flat, vals)
-    else:
-        _UFUNC[mode].at(out, flat, vals)
+    if scalar:
+        vals = np.asarray(vals, dtype=res.dtype)
+    # blocks in index order: a later block's writes land after an earlier one's, as one pass would
+    for rows, origin, flat in _flat_chunks(res.shape, dim, idx):
+        v = vals if scalar else _flat_values(vals[rows], res.dtype)
+        part = out[origin:]
+        if mode is None:
+            part[flat] = v
+        elif mode in ("sum", "add"):
+            _add_at(part, flat, v)
+        else:
+            _UFUNC[mode].at(part, flat, v)
     return res
+
+
+def _flat_values(vals, dtype):
+    vals = vals.reshape(-1)
+    return vals if vals.dtype == dtype else vals.astype(dtype)
 
 
 def _add_at(out, flat, vals):
@@ -255,15 +319,14 @@ def gather_impl(xp, plan, self, dim, index, sparse_grad=False):
     nd = max(a.ndim, 1)
     idx = _index_array(index._impl, ishape if ishape else (1,))
     a1 = a.reshape(1) if a.ndim == 0 else a
-    size = a1.shape[d]
-    _check_bounds(idx, size, d)
-    if nd == 1:
-        r = a1.take(idx)
-    else:
-        # one flat take from a row-major copy: much faster than take_along_axis's broadcast fancy index
-        if not a1.flags.c_contiguous:
-            a1 = np.ascontiguousarray(a1)
-        r = a1.reshape(-1).take(_flat_targets(a1.shape, d, idx))
+    # flat takes from a row-major copy, a block of positions at a time (much faster than take_along_axis's
+    # broadcast fancy index); the positions are checked, so the take need not check them again
+    if nd > 1 and not a1.flags.c_contiguous:
+        a1 = np.ascontiguousarray(a1)
+    src = a1.reshape(-1)
+    r = np.empty(idx.shape, a1.dtype)
+    for rows, origin, flat in _flat_chunks(a1.shape, d, idx):
+        src[origin:].take(flat, out=r[rows].reshape(-1), mode="wrap")
     return r.reshape(ishape)
 
 
@@ -319,7 +382,6 @@ def _scatter_run(plan, self, index, vals, mode, include_self=True):
     res = _result_copy(self._impl, acc)
     if _numel(idx_shape):
         idx = _index_array(index._impl, idx_shape if idx_shape else (1,))
-        _check_bounds(idx, res.shape[d], d)
         if isinstance(vals, np.ndarray) and vals.ndim and vals.shape != idx.shape:
             vals = vals[_lead_slices(idx.shape)]
         _scatter_into(res, d, idx, vals, mode, include_self)

@@ -15,7 +15,7 @@ from ...backends import backend_for
 from ...core import dtype as _dt
 from ...core.creation_meta import CreationMeta
 from ...core.device import canonical
-from ...core.tls import tls
+from ...core.tls import state as _tls_state
 from ...core.promotion import can_cast, promote_types
 from .. import iterator as _it
 from .. import view_geometry as g
@@ -418,7 +418,7 @@ def _multi_output(parts, self):
     """Views that are outputs of one node (split, unbind): PyTorch forbids modifying them in place with grad
     mode on (CreationMeta.MULTI_OUTPUT_NODE); a stricter meta of the input (no_grad, inference) is kept."""
     impl = self._impl
-    if tls.grad_enabled and not impl._inference and not impl._creation_meta:
+    if _tls_state().grad_enabled and not impl._inference and not impl._creation_meta:
         for p in parts:
             p._impl._creation_meta = CreationMeta.MULTI_OUTPUT_NODE
     return parts

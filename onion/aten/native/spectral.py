@@ -179,7 +179,7 @@ def istft_kernel(self, n_fft, hop_length=None, win_length=None, window=None, cen
     w = _window_array(window, win, n_fft, frames.real.dtype, "istft")
     frames = frames * w
     y = _np.zeros(a.shape[:-2] + (expected,), dtype=frames.dtype)
-    env = _np.zeros(expected, dtype=_np.result_type(w.dtype, _np.float32))
+    env = _np.zeros(expected, dtype=_np.result_type(w.dtype, _np.float32))    # overlap-add of w**2 (complex w too)
     idx = (_np.arange(n_frames)[:, None] * hop + _np.arange(n_fft)[None, :]).reshape(-1)
     flat = frames.reshape(frames.shape[:-2] + (-1,))
     if y.ndim == 1:
@@ -188,7 +188,7 @@ def istft_kernel(self, n_fft, hop_length=None, win_length=None, window=None, cen
         for_b = y.reshape(-1, expected)
         fb = flat.reshape(-1, flat.shape[-1])
         _np.add.at(for_b, (slice(None), idx), fb)
-    _np.add.at(env, idx, _np.tile(_np.abs(w) ** 2, n_frames))
+    _np.add.at(env, idx, _np.tile(w * w, n_frames))
     y = y[..., start:min(end, expected)]
     env = env[start:min(end, expected)]
     if env.size and _np.abs(env).min() < 1e-11:

@@ -453,7 +453,33 @@ def _meta_softmax_backward(name, grad_output, output, dim, input_dtype):
 
 
 def meta__softmax_backward_data(grad_output, output, dim, input_dtype):
-    return _meta_softmax_backward("softmax", grad_output, output, dim, input_dtype)
+    """PyTorch's CPU rules: the result has grad's dtype (Half for a Float grad of a Half input, which the CPU
+    kernel then refuses); the kernel takes floating grads only, with output and result of grad's dtype."""
+    from ..iterator import check_devices
+    gi, oi = grad_output._impl, output._impl
+    device = check_devices("softmax", (gi, oi))
+    shape = tuple(gi._array.shape)
+    if device.type == "meta":
+        # PyTorch's Meta registration: the result of input_dtype and grad's shape, no size or dtype checks
+        return Plan(shape, input_dtype, device, None, wrap_dim(dim, len(shape)) if shape else None)
+    if shape != tuple(oi._array.shape):
+        raise RuntimeError(f"Expected tensor for argument #1 'grad' to have same size as tensor for argument #2 "
+                           f"'output'; but {list(shape)} does not equal {list(oi._array.shape)} (while checking "
+                           "arguments for softmax_backward)")
+    d = wrap_dim(dim, len(shape))
+    dtype = _dt.float16 if gi.dtype is _float32 and input_dtype is _dt.float16 else gi.dtype
+    err = None
+    if 0 not in shape:
+        if not gi.dtype.is_floating_point:
+            kernel = "softmax_backward_lastdim_kernel_impl" if d == max(len(shape) - 1, 0) else \
+                "softmax_backward_kernel_impl"
+            err = NotImplementedError(f'"{kernel}" not implemented for \'{gi.dtype.scalar_type_name}\'')
+        else:
+            found = dtype if dtype is not gi.dtype else oi.dtype
+            if found is not gi.dtype:
+                err = RuntimeError(f"expected scalar type {gi.dtype.scalar_type_name} but found "
+                                   f"{found.scalar_type_name}")
+    return Plan(shape, dtype, device, None, d if shape else None, None, err)
 
 
 def meta__log_softmax_backward_data(grad_output, output, dim, input_dtype):
@@ -461,6 +487,8 @@ def meta__log_softmax_backward_data(grad_output, output, dim, input_dtype):
 
 
 def _softmax_backward_impl(xp, plan, grad_output, output, dim, input_dtype):
+    if plan.impl_error is not None:
+        return None
     g = grad_output._impl._array.astype(_wide(plan.dtype))
     o = output._impl._array.astype(_wide(plan.dtype))
     axis = plan.extra

@@ -16,13 +16,13 @@ FORMULAS: dict = {}
 
 
 def formula(kind: str, n: int, *, check=None, errstate=False, opmath=True, torch_name="", skip_check=None, plain="",
-            float_keeps_python_scalars=False,
+            float_keeps_python_scalars=False, plain_scalars=(),
             operand_check=None, promote=None, extra_dtypes=(), plain_layout=None, out_check=None):
     def deco(fn):
         FORMULAS[fn.__name__] = UfuncFormula(fn.__name__, fn, kind, n, check, errstate, opmath, torch_name, skip_check,
                                              operand_check=operand_check, promote=promote,
                                              extra_dtypes=tuple(extra_dtypes), plain_layout=plain_layout,
-                                             out_check=out_check, plain=plain,
+                                             out_check=out_check, plain=plain, plain_scalars=plain_scalars,
                                              float_keeps_python_scalars=float_keeps_python_scalars)
         return fn
     return deco
@@ -107,7 +107,7 @@ def _not_implemented(kernel, dtype):
 # PyTorch's CPU add/sub compute ``self + alpha * other`` with alpha as a complex number for complex results,
 # alpha 1 included: (1+0j) * (inf+1j) is inf+nanj (0 * inf), so an infinite part of ``other`` makes the
 # other part NaN.  onion multiplies the same way (NumPy's complex product is the same textbook formula).
-@formula("binary", 2, check=alpha_check, skip_check=_alpha_is_one, plain="add")
+@formula("binary", 2, check=alpha_check, skip_check=_alpha_is_one, plain="add", plain_scalars=(1,))
 def add(xp, self, other, alpha):
     if alpha == 1 and self.dtype.kind != "c":
         return xp.add(self, other)
@@ -117,7 +117,7 @@ def add(xp, self, other, alpha):
 
 
 @formula("binary", 2, check=sub_check, operand_check=sub_operand_check,
-         skip_check=_alpha_is_one_not_bool, plain="subtract")
+         skip_check=_alpha_is_one_not_bool, plain="subtract", plain_scalars=(1,))
 def sub(xp, self, other, alpha):
     if alpha == 1 and self.dtype.kind != "c":
         return xp.subtract(self, other)

@@ -23,7 +23,7 @@ from ...core.device import CPU as _CPU
 from ...core.geometry import contiguous_strides
 from ...core.tensor import Tensor
 from ...core.tensor_impl import LazyViewImpl, TensorImpl, element_strides
-from ...core.tls import tls
+from ...core.tls import state as _tls_state
 from .. import view_geometry as g
 from .copy import clone
 from ..at import at
@@ -59,7 +59,8 @@ def _share(src, arr, delta):
     if storage is None:
         storage = impl.storage()
     # made in grad mode from a tensor without grad: a view that follows its base if that gains history
-    v = _new(LazyViewImpl if not impl.requires_grad and tls.grad_enabled and not impl._inference else TensorImpl)
+    grad_mode = _tls_state().grad_enabled
+    v = _new(LazyViewImpl if not impl.requires_grad and grad_mode and not impl._inference else TensorImpl)
     v._array = arr
     v.dtype = impl.dtype
     v.device = impl.device
@@ -82,7 +83,7 @@ def _share(src, arr, delta):
         else:
             v._base = base
             v._base_tensor = impl._base_tensor
-        if impl._creation_meta or not tls.grad_enabled:
+        if impl._creation_meta or not grad_mode:
             note_view_creation(v, impl)
     t = _new(Tensor)
     t._impl = v
