@@ -176,7 +176,10 @@ class AutogradWriter:
                     rec.append(f"    {save}")
                 else:       # only when an edge whose formula reads it is live (should_compute_output)
                     live = " or ".join(f"node.next_functions[{i}][0] is not None" for i in needed_by)
-                    rec += [f"    if {live}:", f"        {save}"]
+                    cond = f"    if {live}:"
+                    if len(cond) > 120:     # the same test, short enough for one line
+                        cond = f"    if any(node.next_functions[i][0] is not None for i in {tuple(needed_by)}):"
+                    rec += [cond, f"        {save}"]
             for t, attr in sorted(p.saved_meta):
                 rec.append(f"    node.m_{t}_{attr} = {META_ATTRS[attr].format(t)}")
             for t in sorted(p.saved_other):
