@@ -83,3 +83,5 @@ KNOWN_FULL.update({("argsort", check, dt): TIE_ORDER for dt in ("float16", "int8
 POLYGAMMA_F32 = ("float32 polygamma(n >= 2, x) near x = -1/2, where the Hurwitz zeta series cancels: PyTorch's float32 "
                  "kernel is up to 2e-5 (relative) off the exact value, onion (SciPy's zeta in float64, rounded once) is "
                  "within float32 rounding of it (checked against mpmath)")
+KNOWN_FULL.update({(f"polygamma.polygamma_n_{n}", check, "float32"): POLYGAMMA_F32
+                   for n in (1, 2, 3, 4) for check in _VALUE_CHECKS})

@@ -478,7 +478,9 @@ def tan(xp, self):
 @formula("unary_float", 1, errstate=True)
 def exp2(xp, self):
     if self.dtype.kind == "c":      # NumPy's complex exp2 loses the imaginary part's accuracy less than this
-        return xp.exp(self * 0.6931471805599453)
+        w = xp.empty_like(self)     # each part times log 2 (a complex product would make inf * 0 = NaN)
+        w.real, w.imag = self.real * 0.6931471805599453, self.imag * 0.6931471805599453
+        return xp.exp(w)
     return xp.exp2(self)
 
 
