@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 from .core.dtype import (bfloat16, bool, cdouble, cfloat, complex64, complex128, double, dtype,  # noqa: F401,A004
                          float, float16, float32, float64, get_default_dtype, half, int, int8, int16, int32,
-                         int64, long, set_default_dtype, short, uint8)
+                         int64, long, set_default_dtype, short, uint8, uint16, uint32, uint64)
 from .core.device import device  # noqa: F401
 from .core.memory_format import (channels_last, channels_last_3d, contiguous_format,  # noqa: F401
                                  memory_format, preserve_format)

@@ -106,6 +106,10 @@ def _check_integral_range(a, dt) -> None:
         raise RuntimeError(f"value cannot be converted to type {dt.name} without overflow")
 
 
+def _all_python_ints(data) -> bool:
+    return all(type(v) is int for v in np.array(data, dtype=object).ravel())
+
+
 def _to_array(data, dt):
     def flat(x):
         if isinstance(x, Tensor):
@@ -122,6 +126,8 @@ def _to_array(data, dt):
                 if dt in (_dt.bfloat16,) else np.array(data, dtype=dt.np)
         if dt.category == 1:
             a = np.array(data)
+            if dt is _dt.uint64 and a.dtype.kind in "fO" and _all_python_ints(data):
+                return np.array(data, dtype=np.uint64)     # ints past int64's range that fit uint64
             if a.dtype.kind == "c":
                 raise TypeError("'complex' object cannot be interpreted as an integer")
             if a.dtype.kind == "O":     # Python ints beyond 64 bits

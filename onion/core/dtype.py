@@ -177,6 +177,11 @@ float32 = _make("float32", 8, CATEGORY_FLOATING, 4, True, _np.float32, "Float")
 float64 = _make("float64", 9, CATEGORY_FLOATING, 8, True, _np.float64, "Double")
 complex64 = _make("complex64", 10, CATEGORY_COMPLEX, 8, True, _np.complex64, "ComplexFloat")
 complex128 = _make("complex128", 11, CATEGORY_COMPLEX, 16, True, _np.complex128, "ComplexDouble")
+# PyTorch's "barebones" unsigned types: creation, copy/conversion, printing and a few kernels only;
+# promotion with any other dtype raises (see promotion.py).
+uint16 = _make("uint16", 12, CATEGORY_INTEGRAL, 2, False, _np.uint16, "UInt16")
+uint32 = _make("uint32", 13, CATEGORY_INTEGRAL, 4, False, _np.uint32, "UInt32")
+uint64 = _make("uint64", 14, CATEGORY_INTEGRAL, 8, False, _np.uint64, "UInt64")
 
 dtype._sealed = True
 
@@ -203,8 +208,12 @@ _CPP_NAMES = {
     "float64": ("double", "double"),
     "complex64": ("c10::complex<float>", "c10::complex<float>"),
     "complex128": ("c10::complex<double>", "c10::complex<double>"),
+    "uint16": ("unsigned short", "uint16_t"),
+    "uint32": ("unsigned int", "uint32_t"),
+    "uint64": ("unsigned long", "uint64_t"),
 }
-for _d in (bool, uint8, int8, int16, int32, int64, float16, bfloat16, float32, float64, complex64, complex128):
+for _d in (bool, uint8, int8, int16, int32, int64, float16, bfloat16, float32, float64, complex64, complex128,
+           uint16, uint32, uint64):
     _d.typemeta_name, _d.cpp_type_name = _CPP_NAMES[_d.name]
 del _d
 
@@ -222,7 +231,12 @@ ALL_DTYPES = (
     bool, uint8, int8, int16, int32, int64,
     float16, bfloat16, float32, float64, complex64, complex128,
 )
-DTYPE_BY_NAME = {d.name: d for d in ALL_DTYPES}
+# The limited-support unsigned types, kept out of ALL_DTYPES (the twelve types every
+# kernel and promotion rule covers, which sweeps iterate over) as PyTorch keeps them out of
+# its AT_FORALL_* lists.
+BAREBONES_UNSIGNED_DTYPES = (uint16, uint32, uint64)
+EVERY_DTYPE = ALL_DTYPES + BAREBONES_UNSIGNED_DTYPES
+DTYPE_BY_NAME = {d.name: d for d in EVERY_DTYPE}
 DTYPE_BY_NAME.update(
     half=half, float=float, double=double, short=short, int=int, long=long,
     cfloat=cfloat, cdouble=cdouble,
@@ -235,16 +249,16 @@ DTYPE_BY_NAME.update(
 # Keyed by both numpy dtype instances and scalar types, so the common calls
 # (arr.dtype, np.float32) are one dict lookup.
 _FROM_NUMPY = {}
-for _d in ALL_DTYPES:
+for _d in EVERY_DTYPE:
     if type(_d) is dtype:   # a lazy one enters itself when loaded
         _FROM_NUMPY[_d.np] = _d
         _FROM_NUMPY[_d.np.type] = _d
 del _d
 
-_NP_NAMES = frozenset(d.name for d in ALL_DTYPES)   # each dtype's name is its NumPy name
+_NP_NAMES = frozenset(d.name for d in EVERY_DTYPE)   # each dtype's name is its NumPy name
 _SUPPORTED_NUMPY = (
     "float64, float32, float16, bfloat16, complex64, complex128, "
-    "int64, int32, int16, int8, uint8, and bool"
+    "int64, int32, int16, int8, uint64, uint32, uint16, uint8, and bool"
 )
 
 

@@ -19,6 +19,8 @@ import numpy as _np
 from onion.core import dtype as _dt
 from onion.core.dtype import (
     ALL_DTYPES,
+    BAREBONES_UNSIGNED_DTYPES,
+    EVERY_DTYPE,
     CATEGORY_COMPLEX,
     CATEGORY_FLOATING,
     CATEGORY_INTEGRAL,
@@ -71,9 +73,27 @@ def _promote_rule(a, b):
     return a if a.itemsize >= b.itemsize else b
 
 
-_PROMOTE = {(a, b): _promote_rule(a, b) for a in ALL_DTYPES for b in ALL_DTYPES}
+class _PromotionTable(dict):
+    """promote_types of every pair that promotes; a pair with a barebones unsigned type
+    (uint16/32/64) and another dtype is missing, and looking it up raises as c10 does."""
+
+    __slots__ = ()
+
+    def __missing__(self, key):
+        a, b = key
+        if isinstance(a, _dt.dtype) and isinstance(b, _dt.dtype):
+            raise RuntimeError("Promotion for uint16, uint32, uint64 types is not supported, "
+                               f"attempted to promote {a.scalar_type_name} and {b.scalar_type_name}")
+        raise KeyError(key)
+
+
+_PROMOTE = _PromotionTable({(a, b): _promote_rule(a, b) for a in ALL_DTYPES for b in ALL_DTYPES})
+_PROMOTE.update({(d, d): d for d in BAREBONES_UNSIGNED_DTYPES})
+# a floating type is the one promotion they join: the floating type wins
+_PROMOTE.update({k: f for d in BAREBONES_UNSIGNED_DTYPES for f in ALL_DTYPES if f.is_floating_point
+                 for k in ((d, f), (f, d))})
 # bool may never be reached from a wider category; otherwise any widening is fine.
-_CAN_CAST = {(a, b): a.category <= b.category for a in ALL_DTYPES for b in ALL_DTYPES}
+_CAN_CAST = {(a, b): a.category <= b.category for a in EVERY_DTYPE for b in EVERY_DTYPE}
 
 
 def promote_types(a, b):

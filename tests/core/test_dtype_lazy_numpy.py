@@ -40,7 +40,7 @@ def test_not_imported_until_np_is_read():
         assert D.get_default_dtype() is bf
         D.set_default_dtype(D.float32)
         # unsupported NumPy dtypes are refused without importing ml_dtypes
-        for bad in (np.uint16, np.dtype("uint32"), object(), [1, 2]):
+        for bad in (np.longdouble, np.dtype("U3"), object(), [1, 2]):
             try:
                 D.from_numpy_dtype(bad)
             except TypeError:
@@ -62,7 +62,7 @@ def test_first_read_loads_and_becomes_a_plain_dtype():
         assert D.from_numpy_dtype(nd) is D.bfloat16
         assert D.from_numpy_dtype(ml_dtypes.bfloat16) is D.bfloat16
         assert D.from_numpy_dtype(np.zeros(2, ml_dtypes.bfloat16).dtype) is D.bfloat16
-        assert D._NP_NAMES == frozenset(d.np.name for d in D.ALL_DTYPES)
+        assert D._NP_NAMES == frozenset(d.np.name for d in D.EVERY_DTYPE)
     """)
 
 
