@@ -8,8 +8,7 @@ from __future__ import annotations
 
 from ...core import dtype as _dt
 from ..structured import Plan
-from ..view_geometry import wrap_dim
-from .reductions import _kernel_name, _reduce_dims, _reduced_shape
+from .reductions import _kernel_name, _reduce_dims, _reduced_shape, zero_numel_check_dims
 
 _uint64 = _dt.uint64
 
@@ -19,13 +18,7 @@ def meta_hash_tensor(self, dim=(), keepdim=False, mode=0):
     arr = impl._array
     shape = arr.shape
     if arr.size == 0:
-        # zero_numel_check_dims runs before the dims are wrapped and deduplicated
-        if dim is None or (type(dim) is not int and not dim):
-            raise RuntimeError("hash_tensor: Expected reduction dim to be specified for input.numel() == 0. "
-                               "Specify the reduction dim with the 'dim' argument.")
-        for d in ((dim,) if type(dim) is int else dim):
-            if shape[wrap_dim(d, len(shape))] == 0:
-                raise IndexError(f"hash_tensor: Expected reduction dim {d} to have non-zero size.")
+        zero_numel_check_dims("hash_tensor", shape, dim)
     dims = _reduce_dims(dim, len(shape))
     out_shape, axis = _reduced_shape(shape, dims, keepdim)
     # Both errors come from the kernel, so after out='s dtype check; Meta never raises them.

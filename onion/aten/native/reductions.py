@@ -310,18 +310,23 @@ def prod(self, dtype=None):
 # amax / amin
 # --------------------------------------------------------------------------
 
+def zero_numel_check_dims(where: str, shape, dim) -> None:
+    """ATen's zero_numel_check_dims for a reduction of an empty input (``where``: "amax()", "hash_tensor"):
+    the dims must be given and each of non-zero size; it runs before the dims are wrapped and deduplicated."""
+    if dim is None or (type(dim) is not int and not dim):
+        raise RuntimeError(f"{where}: Expected reduction dim to be specified for input.numel() == 0. "
+                           "Specify the reduction dim with the 'dim' argument.")
+    for d in ((dim,) if type(dim) is int else dim):
+        if shape[wrap_dim(d, len(shape))] == 0:
+            raise IndexError(f"{where}: Expected reduction dim {d} to have non-zero size.")
+
+
 def _meta_minmax(name, kernel, self, dim, keepdim):
     impl = self._impl
     arr = impl._array
     shape = arr.shape
     if arr.size == 0:
-        # zero_numel_check_dims runs before the dims are wrapped and deduplicated
-        if dim is None or (type(dim) is not int and not dim):
-            raise RuntimeError(f"{name}(): Expected reduction dim to be specified for input.numel() == 0. "
-                               "Specify the reduction dim with the 'dim' argument.")
-        for d in ((dim,) if type(dim) is int else dim):
-            if shape[wrap_dim(d, len(shape))] == 0:
-                raise IndexError(f"{name}(): Expected reduction dim {d} to have non-zero size.")
+        zero_numel_check_dims(f"{name}()", shape, dim)
     dims = _reduce_dims(dim, len(shape))
     out_shape, axis = _reduced_shape(shape, dims, keepdim)
     err = None
