@@ -355,6 +355,10 @@ class PyFunction:
         return self._signatures
 
     def call(self, args, kwargs, self_tensor=None):
+        if self.method and not isinstance(self_tensor, Tensor):
+            # ``Tensor.add(1, t)``: PyTorch's methods are descriptors of TensorBase
+            raise TypeError(f"descriptor '{self.name}' for 'torch._C.TensorBase' objects doesn't apply to a "
+                            f"'{type(self_tensor).__name__}' object")
         out = kwargs.get("out", None) if kwargs else None
         if out is None and kwargs and "out" in kwargs:
             kwargs = {k: v for k, v in kwargs.items() if k != "out"}

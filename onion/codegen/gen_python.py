@@ -74,11 +74,10 @@ def _fast_body(f: NativeFunction, method: bool, fvar: str, indent="    "):
         order.insert(self_idx, "self")
     call_args = order + [render_default(a) for a in args if a.kwarg_only]
     call = f"return _ops.{f.ident}({', '.join(call_args)})"
-    if given:
-        lines.append(f"{indent}    if {' and '.join(f'type({x}) is _T' for x in given)}:")
-        lines.append(f"{indent}        {call}")
-    else:
-        lines.append(f"{indent}    {call}")
+    # a method called unbound with another self (``Tensor.exp(2)``) takes the parser's road to its TypeError
+    checked = (["self"] if method else []) + given
+    lines.append(f"{indent}    if {' and '.join(f'type({x}) is _T' for x in checked)}:")
+    lines.append(f"{indent}        {call}")
     return lines
 
 

@@ -133,3 +133,20 @@ def test_messages_name_the_function_and_the_argument(call, text):
     with pytest.raises(Exception) as info:
         call()
     assert text in str(info.value)
+
+
+@pytest.mark.parametrize("call", [
+    lambda m: m.Tensor.add(1, m.ones(1)),
+    lambda m: m.Tensor.view(1, 2),
+    lambda m: m.Tensor.exp("x"),
+    lambda m: m.Tensor.sum(None),
+    lambda m: m.Tensor.mul(2.5, m.ones(2)),
+], ids=["add", "view", "exp", "sum", "mul"])
+def test_unbound_method_with_another_self_is_a_type_error(call):
+    """A Tensor method called unbound with a non-tensor self: PyTorch's methods are TensorBase descriptors."""
+    errors = []
+    for m in (onion, torch):
+        with pytest.raises(TypeError) as info:
+            call(m)
+        errors.append(str(info.value))
+    assert errors[0] == errors[1]
