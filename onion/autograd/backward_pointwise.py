@@ -8,7 +8,7 @@ import math
 import warnings
 
 from ..aten.at import at
-from ..aten.tensor_new import scalar_to_tensor
+from .backward_common import where as _where
 
 __all__ = [
     "acosh_backward",
@@ -27,14 +27,6 @@ __all__ = [
     "sinc_backward",
     "xlogy_scalar_other_backward",
 ]
-
-
-def _where(cond, a, b):
-    if not hasattr(a, "_impl"):
-        a = scalar_to_tensor(a)
-    if not hasattr(b, "_impl"):
-        b = scalar_to_tensor(b)
-    return at.where_self(cond, a, b)
 
 
 def _real_part(g):

@@ -11,7 +11,7 @@ import math
 import numpy as _np
 
 from ..aten.at import at
-from ..aten.tensor_new import scalar_to_tensor as _scalar_to_tensor
+from .backward_common import where as _where
 from ..aten.tensor_new import wrap as _wrap
 from .function import Function as _Function
 
@@ -66,14 +66,6 @@ def cumsum_backward(grad, self_dtype, dim):
     if grad._impl._array.size <= 1 or _size(grad, dim) == 1:
         return grad
     return reversed_cumsum(grad, dim)
-
-
-def _where(cond, a, b):
-    if not hasattr(a, "_impl"):
-        a = _scalar_to_tensor(a)
-    if not hasattr(b, "_impl"):
-        b = _scalar_to_tensor(b)
-    return at.where_self(cond, a, b)
 
 
 def cumprod_backward(grad, self, dim, result):

@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..aten.at import at
-from ..aten.tensor_new import scalar_to_tensor
+from .backward_common import where
 
 
 def _mask(cond, like):
@@ -23,13 +23,6 @@ def ones_like(t):
 def zeros_like(t):
     return at.zeros_like(t, None, None, None, None, None)
 
-
-def where(cond, a, b):
-    if not hasattr(a, "_impl"):
-        a = scalar_to_tensor(a)
-    if not hasattr(b, "_impl"):
-        b = scalar_to_tensor(b)
-    return at.where_self(cond, a, b)
 
 __all__ = ["scatter_reduce_backward", "index_reduce_backward", "index_add_source_backward",
            "index_copy_source_backward", "index_fill_value_backward", "repeat_backward", "roll_backward",

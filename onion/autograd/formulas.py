@@ -8,7 +8,7 @@ Broadcast reduction and dtype casts of gradients happen in the engine
 from __future__ import annotations
 
 from ..aten.at import at
-from ..aten.tensor_new import scalar_to_tensor
+from .backward_common import where  # noqa: F401  (derivatives.yaml)
 from ..core.tls import state as _tls_state
 from .function import Function as _Function
 from .strided_backward import as_strided_backward  # noqa: F401  (derivatives.yaml)
@@ -109,14 +109,6 @@ def handle_r_to_c(dtype, g):
     if g._impl.dtype.is_complex and not dtype.is_complex:
         return real_part(g)
     return g
-
-
-def where(cond, a, b):
-    if not hasattr(a, "_impl"):
-        a = scalar_to_tensor(a)
-    if not hasattr(b, "_impl"):
-        b = scalar_to_tensor(b)
-    return at.where_self(cond, a, b)
 
 
 def threshold_backward(grad, result):

@@ -294,16 +294,22 @@ def meta_baddbmm(self, batch1, batch2, beta=1, alpha=1):
             raise RuntimeError(f"Input dtypes must be the same, got: input {s.dtype.typemeta_name}, batch1: {d1.typemeta_name}, "
                                f"batch2: {d2.typemeta_name}")
         raise RuntimeError(f"expected scalar type {d1.scalar_type_name} but found {d2.scalar_type_name}")
-    err = None
-    if s.dtype is not _dt.bool and _prod(shape) and k:
-        try:
-            alpha = _checked_scalar(alpha, s.dtype)
-            beta = _checked_scalar(beta, s.dtype)
-        except RuntimeError as e:
-            err = e
-    elif s.dtype is _dt.bool and _prod(shape) and k:
-        err = _bool_not_implemented("baddbmm_cpu")
+    alpha, beta, err = _scalars_or_error(s.dtype, _prod(shape) and k, alpha, beta, "baddbmm_cpu")
     return Plan(shape, s.dtype, dev, None, (beta, alpha), None, err)
+
+
+def _scalars_or_error(dtype, computes, alpha, beta, bool_kernel):
+    """``(alpha, beta, error)`` for a batched product the kernel computes (``computes``: a non-empty result
+    and contraction): the scalars checked against the result dtype, or the kernel's refusal of bool, both
+    raised only after the output checks (``Plan.impl_error``)."""
+    if not computes:
+        return alpha, beta, None
+    if dtype is _dt.bool:
+        return alpha, beta, _bool_not_implemented(bool_kernel)
+    try:
+        return _checked_scalar(alpha, dtype), _checked_scalar(beta, dtype), None
+    except RuntimeError as e:
+        return alpha, beta, e
 
 
 def baddbmm_impl(xp, plan, self, batch1, batch2, beta=1, alpha=1):
@@ -339,17 +345,7 @@ def meta_addbmm(self, batch1, batch2, beta=1, alpha=1):
     if d1 is not d2:
         raise RuntimeError(f"mat1 and mat2 must have the same dtype, but got {d1.scalar_type_name} and "
                            f"{d2.scalar_type_name}")
-    err = None
-    contracted = s1[0] * s1[2]
-    if _prod(shape) and contracted:
-        if s.dtype is _dt.bool:
-            err = _bool_not_implemented("addmm_impl_cpu_")
-        else:
-            try:
-                alpha = _checked_scalar(alpha, s.dtype)
-                beta = _checked_scalar(beta, s.dtype)
-            except RuntimeError as e:
-                err = e
+    alpha, beta, err = _scalars_or_error(s.dtype, _prod(shape) and s1[0] * s1[2], alpha, beta, "addmm_impl_cpu_")
     return Plan(shape, s.dtype, dev, None, (beta, alpha), None, err)
 
 

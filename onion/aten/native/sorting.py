@@ -1073,6 +1073,12 @@ def histc_out(self, bins=100, min=0, max=0, out=None):  # noqa: A002
 _HDD = "torch.histogramdd: "
 
 
+def _weight_dtype_check(impl, w) -> None:
+    if w.dtype is not impl.dtype:
+        raise RuntimeError(f"{_HDD}if weight tensor is provided, input tensor and weight tensor should have the "
+                           f"same dtype, but got input({impl.dtype.cpp_type_name}), and weight({w.dtype.cpp_type_name})")
+
+
 def _histogram_checks(impl, weight, bins_dtype=None, bins=None):
     _it.check_devices("histogram", [i._impl for i in (weight, bins) if i is not None] + [impl], False)
     if weight is not None:
@@ -1081,10 +1087,7 @@ def _histogram_checks(impl, weight, bins_dtype=None, bins=None):
             raise RuntimeError(f"{_HDD}if weight tensor is provided it should have the same shape as the input tensor "
                                f"excluding its innermost dimension, but got input with shape "
                                f"{[impl._array.size, 1]} and weight with shape {[w._array.size]}")
-        if w.dtype is not impl.dtype:
-            raise RuntimeError(f"{_HDD}if weight tensor is provided, input tensor and weight tensor should have the "
-                               f"same dtype, but got input({impl.dtype.cpp_type_name}), and "
-                               f"weight({w.dtype.cpp_type_name})")
+        _weight_dtype_check(impl, w)
     if bins_dtype is not None and bins_dtype is not impl.dtype:
         raise RuntimeError(f"{_HDD}input tensor and bins tensors should have the same dtype, but got input with "
                            f"dtype {impl.dtype.cpp_type_name} and bins for dimension 0 with dtype "
@@ -1379,10 +1382,7 @@ def _hdd_checks(self, nbins, range_, weight):
             raise RuntimeError(f"{_HDD}if weight tensor is provided it should have the same shape as the input tensor "
                                f"excluding its innermost dimension, but got input with shape {[n, d]} and weight "
                                f"with shape {list(w._array.shape)}")
-        if w.dtype is not impl.dtype:
-            raise RuntimeError(f"{_HDD}if weight tensor is provided, input tensor and weight tensor should have the "
-                               f"same dtype, but got input({impl.dtype.cpp_type_name}), and "
-                               f"weight({w.dtype.cpp_type_name})")
+        _weight_dtype_check(impl, w)
 
 
 def _hdd_edges(self, bins, range_):
