@@ -12,3 +12,12 @@ def where(cond, a, b):
     if not hasattr(b, "_impl"):
         b = scalar_to_tensor(b)
     return at.where_self(cond, a, b)
+
+
+def reduced_dims(dim, ndim) -> list:
+    """The dims a reduction's ``dim`` argument names, wrapped (None or empty: every dim)."""
+    if dim is None or (isinstance(dim, (list, tuple)) and len(dim) == 0):
+        return list(range(ndim))
+    if isinstance(dim, int):
+        dim = [dim]
+    return [d % ndim if ndim else 0 for d in dim]

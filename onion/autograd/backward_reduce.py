@@ -11,7 +11,7 @@ import math
 import numpy as _np
 
 from ..aten.at import at
-from .backward_common import where as _where
+from .backward_common import reduced_dims as _dims, where as _where
 from ..aten.tensor_new import wrap as _wrap
 from .function import Function as _Function
 
@@ -122,14 +122,6 @@ def _reverse_logcumsumexp(t, dim):
 # --------------------------------------------------------------------------
 # var / std / nansum / logsumexp
 # --------------------------------------------------------------------------
-
-def _dims(dim, ndim):
-    if dim is None or (isinstance(dim, (list, tuple)) and len(dim) == 0):
-        return list(range(ndim))
-    if isinstance(dim, int):
-        dim = [dim]
-    return [d % ndim if ndim else 0 for d in dim]
-
 
 def _restore(t, dim, keepdim, ndim):
     """A reduced result with its reduced dims back (size 1), unless keepdim kept them."""

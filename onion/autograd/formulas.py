@@ -8,7 +8,7 @@ Broadcast reduction and dtype casts of gradients happen in the engine
 from __future__ import annotations
 
 from ..aten.at import at
-from .backward_common import where  # noqa: F401  (derivatives.yaml)
+from .backward_common import reduced_dims as _dims, where  # noqa: F401  (derivatives.yaml)
 from ..core.tls import state as _tls_state
 from .function import Function as _Function
 from .strided_backward import as_strided_backward  # noqa: F401  (derivatives.yaml)
@@ -207,14 +207,6 @@ def sum_backward(grad, sizes, dim, keepdim):
         for d in sorted(_dims(dim, len(sizes))):
             grad = grad.unsqueeze(d)
     return grad.expand(sizes)
-
-
-def _dims(dim, ndim):
-    if dim is None or (isinstance(dim, (list, tuple)) and len(dim) == 0):
-        return list(range(ndim))
-    if isinstance(dim, int):
-        dim = [dim]
-    return [d % ndim if ndim else 0 for d in dim]
 
 
 def mean_backward(grad, sizes, dim, numel, keepdim):
