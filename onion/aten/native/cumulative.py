@@ -152,46 +152,80 @@ def _units_of(a, q, work):
 
 def _exact_cumsum_1d(a, q, bits, emin):
     """The 1-D int64 scan, a block at a time (``bits``: |a|'s bit patterns less one, ``emin``: the smallest
-    nonzero magnitude's biased exponent; q its ulp)."""
+    nonzero magnitude's biased exponent; q its ulp).  A block's results are P * q rounded once to float32;
+    while they stay below 2^53 q every P_i is exact in float64 (no test of the int64 sums is needed).  A
+    block that reaches 2^53 q is tested (``_first_rounding``); at the first sum that float64 rounds, the
+    rounded sum (ATen's running sum there) is carried into a fresh scan from the next element."""
     n = a.size
     out = _np.empty(n, _np.float32)
     fq = _np.float32(q)
+    lim = _np.float32(float(_EXACT_P) * q)       # a power of two (inf if past float32: then so is any sum past it)
+    magic = 1.5 * 2.0 ** 52 * q
+    mb = _np.float64(magic).view(_np.int64)
     work = scratch("cumsum.p", (min(n, _BLOCK),), _np.float64)
     carry = 0
-    for s in range(0, n, _BLOCK):
+    s = 0
+    restarts = 0
+    while s < n:
         e = min(n, s + _BLOCK)
-        p = _units_of(a[s:e], q, work[:e - s])
+        w = work[:e - s]
+        _np.copyto(w, a[s:e])                 # v + 1.5 * 2^52 q: exact with ulp q; its bits less mb are v / q
+        w += magic
+        p = w.view(_np.int64)
+        p -= mb
         p[0] += carry                        # integers: adding the carry first changes nothing
         _np.cumsum(p, out=p)
-        top = max(int(p.max()), -int(p.min()))
-        if top >= 1 << 61:                   # steps are < 2^50: below 2^61 throughout, no int64 wrap-around
-            return None
-        k = e - s
-        if top >= _EXACT_P:
-            # the first P_i that float64 cannot hold, where ATen's sum rounds.  With m = 2^(bits of top - 53),
-            # a P_i made of multiples of m fits; a value whose ulp is at least m q is one (biased exponent
-            # >= emin + log2 m), so the round trip below starts at the first finer value of the block
-            sh = top.bit_length() - 53
-            i0 = 0
-            if carry % (1 << sh) == 0:
-                fine = bits[s:e] < _np.uint32(min(((emin + sh) << 23) - 1, 0xFFFFFFFF))
-                i0 = int(_np.argmax(fine)) if fine.any() else k
-            if i0 < k:
-                rest = p[i0:]
-                bad = rest.astype(_np.float64).astype(_np.int64) != rest
-                k = i0 + int(_np.argmax(bad)) if bad.any() else k
-        o = out[s:s + k]
-        _np.copyto(o, p[:k], casting="unsafe")
+        o = out[s:e]
+        _np.copyto(o, p, casting="unsafe")   # P rounded once, then scaled by a power of two (exact: q is normal)
         o *= fq
-        if k < e - s:
-            tail = a[s + k:].astype(_np.float64)
-            if s + k:
-                tail[0] += float(int(p[k - 1]) if k else carry) * q     # the exact running sum so far
-            _np.cumsum(tail, out=tail)
-            out[s + k:] = tail
-            return out
+        if o.max() >= lim or o.min() <= -lim:
+            j = _first_rounding(p, carry, bits[s:e], emin)
+            if j is None:
+                return None
+            if j < e - s:
+                # ATen's float64 sum rounds at s + j: carry on from that rounded sum
+                rounded = float(int(p[j]))
+                out[s + j] = _np.float32(rounded * q)
+                carry = int(rounded)
+                s += j + 1
+                restarts += 1
+                if restarts > _RESTARTS and s < n:      # many roundings: ATen's steps one by one from here
+                    tail = a[s:].astype(_np.float64)
+                    tail[0] += rounded * q
+                    _np.cumsum(tail, out=tail)
+                    out[s:] = tail
+                    return out
+                continue
         carry = int(p[-1])
+        s = e
     return out
+
+
+_RESTARTS = 16
+
+
+def _first_rounding(p, carry, bits, emin):
+    """The first i where the exact prefix sum p[i] (int64, in units of q, the carry included) is not a float64,
+    len(p) if there is none, None where the sums get near int64's range.  With top the largest |p[i]| and
+    m = 2^(bits of top - 53), a p[i] made of multiples of m is a float64; a value whose ulp is at least m q
+    (biased exponent >= emin + log2 m) is one, so with the carry a multiple of m only the values after the
+    first finer one need the float64 round trip."""
+    k = p.size
+    top = max(int(p.max()), -int(p.min()))
+    if top >= 1 << 61:                       # steps are < 2^50: below 2^61 throughout, no int64 wrap-around
+        return None
+    if top < _EXACT_P:
+        return k
+    sh = top.bit_length() - 53
+    i0 = 0
+    if carry % (1 << sh) == 0:
+        thr = _np.uint32(min(((emin + sh) << 23) - 1, 0xFFFFFFFF))
+        if bits.min() >= thr:
+            return k
+        i0 = int(_np.argmax(bits < thr))
+    rest = p[i0:]
+    bad = rest.astype(_np.float64).astype(_np.int64) != rest
+    return i0 + int(_np.argmax(bad)) if bad.any() else k
 
 
 def cumsum_impl(xp, plan, self, dim, dtype=None):
