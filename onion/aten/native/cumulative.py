@@ -178,8 +178,9 @@ def _exact_cumsum_1d(a, q, bits, emin):
         o = out[s:e]
         _np.copyto(o, p, casting="unsafe")   # P rounded once, then scaled by a power of two (exact: q is normal)
         o *= fq
-        if o.max() >= lim or o.min() <= -lim:
-            j = _first_rounding(p, carry, bits[s:e], emin)
+        hi, lo = o.max(), o.min()
+        if hi >= lim or lo <= -lim:
+            j = _first_rounding(p, o, max(float(hi), -float(lo)) / q, q, carry, bits[s:e], emin)
             if j is None:
                 return None
             if j < e - s:
@@ -204,25 +205,45 @@ def _exact_cumsum_1d(a, q, bits, emin):
 _RESTARTS = 16
 
 
-def _first_rounding(p, carry, bits, emin):
+def _first_rounding(p, o, top_est, q, carry, bits, emin):
     """The first i where the exact prefix sum p[i] (int64, in units of q, the carry included) is not a float64,
-    len(p) if there is none, None where the sums get near int64's range.  With top the largest |p[i]| and
-    m = 2^(bits of top - 53), a p[i] made of multiples of m is a float64; a value whose ulp is at least m q
-    (biased exponent >= emin + log2 m) is one, so with the carry a multiple of m only the values after the
-    first finer one need the float64 round trip."""
+    len(p) if there is none, None where the sums get near int64's range (``o``: p * q rounded to float32,
+    ``top_est``: its largest magnitude over q).  With top the largest |p[i]| and m = 2^(bits of top - 53),
+    a value whose ulp is at least m q (biased exponent >= emin + log2 m) is a multiple of m; up to the first
+    finer value every p[i] is the carry plus multiples of m: with the carry a multiple of m all are float64s,
+    else (the carry an odd multiple of 2^t, t < log2 m) exactly those below 2^(53 + t) are.  From the first
+    finer value on, a float64 round trip tells."""
     k = p.size
-    top = max(int(p.max()), -int(p.min()))
-    if top >= 1 << 61:                       # steps are < 2^50: below 2^61 throughout, no int64 wrap-around
-        return None
-    if top < _EXACT_P:
+    top_bits = 0
+    if top_est < 2.0 ** 60:                 # |p| from its float32 rounding, unless that straddles a power of two
+        lo_t, hi_t = int(top_est * (1 - 2.0 ** -23)), int(top_est * (1 + 2.0 ** -23)) + 1
+        if lo_t.bit_length() == hi_t.bit_length():
+            top_bits = hi_t.bit_length()
+    if not top_bits:
+        top = max(int(p.max()), -int(p.min()))
+        if top >= 1 << 61:                   # steps are < 2^50: below 2^61 throughout, no int64 wrap-around
+            return None
+        top_bits = top.bit_length()
+    if top_bits <= 53:
         return k
-    sh = top.bit_length() - 53
-    i0 = 0
-    if carry % (1 << sh) == 0:
-        thr = _np.uint32(min(((emin + sh) << 23) - 1, 0xFFFFFFFF))
-        if bits.min() >= thr:
-            return k
-        i0 = int(_np.argmax(bits < thr))
+    sh = top_bits - 53
+    thr = _np.uint32(min(((emin + sh) << 23) - 1, 0xFFFFFFFF))
+    i0 = k if bits.min() >= thr else int(_np.argmax(bits < thr))
+    t = (carry & -carry).bit_length() - 1 if carry else sh
+    if t < sh and i0:
+        lim = _np.float32(2.0 ** (53 + t) * q)
+        if _np.isinf(lim):
+            i0 = 0
+        else:
+            head = o[:i0]
+            big = (head >= lim) | (head <= -lim)
+            if big.any():
+                return int(_np.argmax(big))
+    if i0 == k:
+        return k
+    v = int(p[i0])
+    if float(v) != v:                        # most often the finer value itself is where the sum rounds
+        return i0
     rest = p[i0:]
     bad = rest.astype(_np.float64).astype(_np.int64) != rest
     return i0 + int(_np.argmax(bad)) if bad.any() else k
