@@ -115,18 +115,16 @@ def _exact_float32_cumsum(a, axis):
     tests each P_i (|P_i| < 2^53, or a float64 round trip) and from the first one that fails goes on with
     the float64 running sum from the exact P * q carried in, step by step as ATen's does; an n-D scan takes
     the int64 path only when every |P_i| < 2^53."""
-    bits = _np.bitwise_and(a.view(_np.uint32), _np.uint32(0x7FFFFFFF), out=scratch("cumsum.bits", a.shape, _np.uint32))
-    hi = int(bits.max())                     # |a| as bit patterns: the largest, and whether any is NaN/inf
+    hi = _largest_magnitude(a)               # |a| as a bit pattern: the largest, and whether any is NaN/inf
     if hi >= 0x7F800000 or hi == 0:
         return None
-    bits -= _np.uint32(1)                    # a zero wraps to the top, out of the way of the min
-    lo = int(bits.min()) + 1
+    lo = _smallest_magnitude(a)
     emin, emax = lo >> 23, hi >> 23          # biased exponents of the smallest nonzero and largest magnitude
     if emin < 25 or emax - emin + 24 > 50:   # q below float32's normal range, or values >= 2^50 q
         return None
     q = 2.0 ** (emin - 150)
     if a.ndim == 1:
-        return _exact_cumsum_1d(a, q, bits, emin)
+        return _exact_cumsum_1d(a, q, emin)
     p = _units_of(a, q, scratch("cumsum.p", a.shape, _np.float64))
     _np.cumsum(p, axis=axis, out=p)
     if max(int(p.max()), -int(p.min())) >= _EXACT_P:
@@ -137,6 +135,32 @@ def _exact_float32_cumsum(a, axis):
 
 
 _EXACT_P = 1 << 53
+
+
+def _largest_magnitude(a):
+    """The largest |a| (float32) as a bit pattern, from two reductions of its bits read as int32 (the largest
+    nonnegative) and as uint32 (the negative of largest magnitude), no temporary."""
+    sp, un = int(a.view(_np.int32).max()), int(a.view(_np.uint32).max())
+    return max(sp if sp >= 0 else 0, un & 0x7FFFFFFF if un >= 0x80000000 else 0)
+
+
+def _smallest_magnitude(a):
+    """The smallest nonzero |a| (float32, not all zero) as a bit pattern: the smallest nonnegative bits read as
+    uint32 and the smallest magnitude negative bits read as int32 (-0.0 is int32's minimum); with a zero
+    among them, |a|'s bits less one (a zero wraps to the top)."""
+    up, sn = int(a.view(_np.uint32).min()), int(a.view(_np.int32).min())
+    pos = up if up < 0x80000000 else 0x7FFFFFFF
+    neg = sn & 0x7FFFFFFF if sn < 0 else 0x7FFFFFFF
+    if pos and neg:
+        return min(pos, neg)
+    return int(_magnitude_bits(a).min()) + 1
+
+
+def _magnitude_bits(a):
+    """|a|'s bit patterns less one (uint32; a zero wraps to the top), in a work array."""
+    bits = _np.bitwise_and(a.view(_np.uint32), _np.uint32(0x7FFFFFFF), out=scratch("cumsum.bits", a.shape, _np.uint32))
+    bits -= _np.uint32(1)
+    return bits
 
 
 def _units_of(a, q, work):
@@ -150,9 +174,9 @@ def _units_of(a, q, work):
     return p
 
 
-def _exact_cumsum_1d(a, q, bits, emin):
-    """The 1-D int64 scan, a block at a time (``bits``: |a|'s bit patterns less one, ``emin``: the smallest
-    nonzero magnitude's biased exponent; q its ulp).  A block's results are P * q rounded once to float32;
+def _exact_cumsum_1d(a, q, emin):
+    """The 1-D int64 scan, a block at a time (``emin``: the smallest nonzero magnitude's biased exponent; q its
+    ulp).  A block's results are P * q rounded once to float32;
     while they stay below 2^53 q every P_i is exact in float64 (no test of the int64 sums is needed).  A
     block that reaches 2^53 q is tested (``_first_rounding``); at the first sum that float64 rounds, the
     rounded sum (ATen's running sum there) is carried into a fresh scan from the next element."""
@@ -180,7 +204,7 @@ def _exact_cumsum_1d(a, q, bits, emin):
         o *= fq
         hi, lo = o.max(), o.min()
         if hi >= lim or lo <= -lim:
-            j = _first_rounding(p, o, max(float(hi), -float(lo)) / q, q, carry, bits[s:e], emin)
+            j = _first_rounding(p, o, max(float(hi), -float(lo)) / q, q, carry, a[s:e], emin)
             if j is None:
                 return None
             if j < e - s:
@@ -205,7 +229,7 @@ def _exact_cumsum_1d(a, q, bits, emin):
 _RESTARTS = 16
 
 
-def _first_rounding(p, o, top_est, q, carry, bits, emin):
+def _first_rounding(p, o, top_est, q, carry, a, emin):
     """The first i where the exact prefix sum p[i] (int64, in units of q, the carry included) is not a float64,
     len(p) if there is none, None where the sums get near int64's range (``o``: p * q rounded to float32,
     ``top_est``: its largest magnitude over q).  With top the largest |p[i]| and m = 2^(bits of top - 53),
@@ -227,8 +251,10 @@ def _first_rounding(p, o, top_est, q, carry, bits, emin):
     if top_bits <= 53:
         return k
     sh = top_bits - 53
-    thr = _np.uint32(min(((emin + sh) << 23) - 1, 0xFFFFFFFF))
-    i0 = k if bits.min() >= thr else int(_np.argmax(bits < thr))
+    fine = (emin + sh) << 23                 # |a| bit patterns below this are finer than m q
+    i0 = k
+    if _smallest_magnitude(a) < fine:
+        i0 = int(_np.argmax(_magnitude_bits(a) < _np.uint32(fine - 1)))
     t = (carry & -carry).bit_length() - 1 if carry else sh
     if t < sh and i0:
         lim = _np.float32(2.0 ** (53 + t) * q)
