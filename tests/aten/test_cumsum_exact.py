@@ -127,3 +127,27 @@ def test_int64_scan_restarts_after_roundings(monkeypatch, restarts):
     for block in (N, 1000):
         monkeypatch.setattr(cumulative, "_BLOCK", block)
         _check(x, exact_path=True)
+
+
+@pytest.mark.parametrize("kind", ["zeros", "neg_zero", "all_negative", "all_positive", "tiny_negative"])
+def test_magnitude_range_signs_and_zeros(kind):
+    """The smallest nonzero and largest magnitudes come from the bits read as int32 and uint32: zeros of
+    either sign, inputs of one sign, and the smallest magnitude on the negative side all give PyTorch's bits."""
+    rng = np.random.default_rng(12)
+    x = rng.standard_normal(N).astype(np.float32)
+    if kind == "zeros":
+        x[::7] = 0.0
+        x[3::11] = -0.0
+    elif kind == "neg_zero":
+        x = np.abs(x)
+        x[5] = -0.0
+    elif kind == "all_negative":
+        x = -np.abs(x)
+    elif kind == "all_positive":
+        x = np.abs(x)
+    elif kind == "tiny_negative":
+        x[4321] = np.float32(-3.0 * 2.0 ** -24)
+    _check(x, exact_path=True)
+    lo = np.abs(x[x != 0]).min().view(np.uint32)
+    assert cumulative._smallest_magnitude(x) == lo
+    assert cumulative._largest_magnitude(x) == np.abs(x).max().view(np.uint32)
