@@ -112,19 +112,25 @@ def _exact_float32_cumsum(a, axis):
     While every P_i is exactly representable in float64, each float64 addition of the running sum is exact
     too, so the running sum IS P_i * q, and the result is P_i * q rounded once to float32.  An int64 scan
     runs at vector speed, where NumPy's float64 one is bound by the latency of each addition.  A 1-D scan
-    tests each P_i (|P_i| < 2^53, or a float64 round trip) and from the first one that fails goes on with
-    the float64 running sum from the exact P * q carried in, step by step as ATen's does; an n-D scan takes
-    the int64 path only when every |P_i| < 2^53."""
+    finds where ATen's float64 sum first rounds (``_first_rounding``) and carries that rounded sum on into
+    a fresh int64 scan; an n-D scan takes the int64 path only when every |P_i| < 2^53."""
     hi = _largest_magnitude(a)               # |a| as a bit pattern: the largest, and whether any is NaN/inf
     if hi >= 0x7F800000 or hi == 0:
         return None
-    lo = _smallest_magnitude(a)
+    chunks = None
+    if a.ndim == 1:
+        chunks = _chunk_smallest(a)
+        lo = int(chunks.min())
+        if lo == 0:                          # a zero somewhere
+            lo = _smallest_magnitude(a)
+    else:
+        lo = _smallest_magnitude(a)
     emin, emax = lo >> 23, hi >> 23          # biased exponents of the smallest nonzero and largest magnitude
     if emin < 25 or emax - emin + 24 > 50:   # q below float32's normal range, or values >= 2^50 q
         return None
     q = 2.0 ** (emin - 150)
     if a.ndim == 1:
-        return _exact_cumsum_1d(a, q, emin)
+        return _exact_cumsum_1d(a, q, emin, chunks)
     p = _units_of(a, q, scratch("cumsum.p", a.shape, _np.float64))
     _np.cumsum(p, axis=axis, out=p)
     if max(int(p.max()), -int(p.min())) >= _EXACT_P:
@@ -156,6 +162,30 @@ def _smallest_magnitude(a):
     return int(_magnitude_bits(a).min()) + 1
 
 
+_CHUNK = 1 << 12
+
+
+def _chunk_smallest(a):
+    """For each run of ``_CHUNK`` elements of the 1-D float32 ``a`` (the last one shorter), the smallest
+    nonzero |a| as a bit pattern, or 0 where the run holds a zero: the same two reductions as
+    ``_smallest_magnitude``, a row at a time (as quick as over the whole)."""
+    n = a.size
+    k = n // _CHUNK
+    u, v = a.view(_np.uint32), a.view(_np.int32)
+    up = _np.empty(k + 1, _np.uint32)
+    sn = _np.empty(k + 1, _np.int32)
+    if k:
+        _np.minimum.reduce(u[:k * _CHUNK].reshape(k, _CHUNK), axis=1, out=up[:k])
+        _np.minimum.reduce(v[:k * _CHUNK].reshape(k, _CHUNK), axis=1, out=sn[:k])
+    if k * _CHUNK < n:
+        up[k], sn[k] = u[k * _CHUNK:].min(), v[k * _CHUNK:].min()
+    else:
+        up, sn = up[:k], sn[:k]
+    pos = _np.where(up < _np.uint32(0x80000000), up, _np.uint32(0x7FFFFFFF))
+    neg = _np.where(sn < 0, (sn & 0x7FFFFFFF).view(_np.uint32), _np.uint32(0x7FFFFFFF))
+    return _np.minimum(pos, neg)
+
+
 def _magnitude_bits(a):
     """|a|'s bit patterns less one (uint32; a zero wraps to the top), in a work array."""
     bits = _np.bitwise_and(a.view(_np.uint32), _np.uint32(0x7FFFFFFF), out=scratch("cumsum.bits", a.shape, _np.uint32))
@@ -174,9 +204,9 @@ def _units_of(a, q, work):
     return p
 
 
-def _exact_cumsum_1d(a, q, emin):
+def _exact_cumsum_1d(a, q, emin, chunks):
     """The 1-D int64 scan, a block at a time (``emin``: the smallest nonzero magnitude's biased exponent; q its
-    ulp).  A block's results are P * q rounded once to float32;
+    ulp; ``chunks``: ``_chunk_smallest(a)``).  A block's results are P * q rounded once to float32;
     while they stay below 2^53 q every P_i is exact in float64 (no test of the int64 sums is needed).  A
     block that reaches 2^53 q is tested (``_first_rounding``); at the first sum that float64 rounds, the
     rounded sum (ATen's running sum there) is carried into a fresh scan from the next element."""
@@ -204,7 +234,8 @@ def _exact_cumsum_1d(a, q, emin):
         o *= fq
         hi, lo = o.max(), o.min()
         if hi >= lim or lo <= -lim:
-            j = _first_rounding(p, o, max(float(hi), -float(lo)) / q, q, carry, a[s:e], emin)
+            j = _first_rounding(p, o, max(float(hi), -float(lo)) / q, q, carry, a[s:e], emin,
+                                int(chunks[s // _CHUNK:(e - 1) // _CHUNK + 1].min()))
             if j is None:
                 return None
             if j < e - s:
@@ -229,10 +260,11 @@ def _exact_cumsum_1d(a, q, emin):
 _RESTARTS = 16
 
 
-def _first_rounding(p, o, top_est, q, carry, a, emin):
+def _first_rounding(p, o, top_est, q, carry, a, emin, smallest):
     """The first i where the exact prefix sum p[i] (int64, in units of q, the carry included) is not a float64,
     len(p) if there is none, None where the sums get near int64's range (``o``: p * q rounded to float32,
-    ``top_est``: its largest magnitude over q).  With top the largest |p[i]| and m = 2^(bits of top - 53),
+    ``top_est``: its largest magnitude over q, ``a`` the block's values, ``smallest``: a lower bound of their
+    smallest nonzero magnitude's bits).  With top the largest |p[i]| and m = 2^(bits of top - 53),
     a value whose ulp is at least m q (biased exponent >= emin + log2 m) is a multiple of m; up to the first
     finer value every p[i] is the carry plus multiples of m: with the carry a multiple of m all are float64s,
     else (the carry an odd multiple of 2^t, t < log2 m) exactly those below 2^(53 + t) are.  From the first
@@ -253,7 +285,7 @@ def _first_rounding(p, o, top_est, q, carry, a, emin):
     sh = top_bits - 53
     fine = (emin + sh) << 23                 # |a| bit patterns below this are finer than m q
     i0 = k
-    if _smallest_magnitude(a) < fine:
+    if smallest < fine and _smallest_magnitude(a) < fine:
         i0 = int(_np.argmax(_magnitude_bits(a) < _np.uint32(fine - 1)))
     t = (carry & -carry).bit_length() - 1 if carry else sh
     if t < sh and i0:
