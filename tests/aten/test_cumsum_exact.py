@@ -114,8 +114,9 @@ def test_int64_scan_blocks(monkeypatch, kind):
         _check(x, exact_path=True)
 
 
+@pytest.mark.parametrize("chunk", [4096, 7])
 @pytest.mark.parametrize("restarts", [0, 2, 1000])
-def test_int64_scan_restarts_after_roundings(monkeypatch, restarts):
+def test_int64_scan_restarts_after_roundings(monkeypatch, restarts, chunk):
     """Past 2^53 ulps, each fine value where ATen's float64 sum rounds: the scan carries the rounded sum on
     from the next element (several times in one block), and after ``_RESTARTS`` of them finishes with
     float64 steps; every way gives PyTorch's bits."""
@@ -124,6 +125,7 @@ def test_int64_scan_restarts_after_roundings(monkeypatch, restarts):
     fine = rng.choice(np.arange(200, N), 12, replace=False)
     x[fine] = np.float32(2.0 ** -24 * (1 + 2.0 ** -23)) * rng.integers(1, 5, 12).astype(np.float32)
     monkeypatch.setattr(cumulative, "_RESTARTS", restarts)
+    monkeypatch.setattr(cumulative, "_CHUNK", chunk)        # the runs the smallest magnitudes are kept for
     for block in (N, 1000):
         monkeypatch.setattr(cumulative, "_BLOCK", block)
         _check(x, exact_path=True)
