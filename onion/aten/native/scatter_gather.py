@@ -257,7 +257,13 @@ def _add_rows(res, dim, idx, vals):
     if idx.view(np.uint64).max() >= size:        # a negative index is huge as unsigned
         _check_bounds(idx, size, dim)
     if _sparsetools is None:
-        from scipy.sparse import _sparsetools
+        try:        # a private SciPy module: if a SciPy release moves it, np.add.at does the work
+            from scipy.sparse import _sparsetools
+            _sparsetools.csr_todense
+        except (ImportError, AttributeError):
+            _sparsetools = False
+    if _sparsetools is False or not res.flags.c_contiguous:
+        return False
     k = idx.shape[-1]
     rows = idx.size // k
     cols = np.ascontiguousarray(idx).reshape(-1)
