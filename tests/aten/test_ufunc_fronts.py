@@ -1,0 +1,93 @@
+"""The one-frame CPU fronts of the ufunc kernels and Tensor.sum()'s short road give PyTorch's results.
+
+The fronts take NumPy's broadcast check for the shape compare (at most 1-D operands; a self that owns
+its memory for in-place), store the result inline, and leave every other case to the general path;
+``x.sum()`` on a small CPU tensor sums without the second dispatch.  Each case runs in both libraries:
+same values, dtype and strides, or the same exception type.
+"""
+from __future__ import annotations
+
+import pytest
+
+from conftest import check_same, onion, torch  # (torch: a stand-in without PyTorch)
+
+pytestmark = pytest.mark.oracle
+
+
+def _v(L, n=4, dtype="float32", start=0.0):
+    return (L.arange(n, dtype=L.float64) * 0.75 + start).to(getattr(L, dtype))
+
+
+def _inplace(L, make_self, make_other, alpha=None):
+    s = make_self(L)
+    o = make_other(L, s)
+    r = s.add_(o) if alpha is None else s.add_(o, alpha=alpha)
+    # the result, self, and (as numbers) whether the result is self and self's version
+    return L.cat([r.reshape(-1), s.reshape(-1), L.tensor([float(r is s), float(s._version)], dtype=s.dtype)])
+
+
+CASES = {
+    # functional, at most 1-D
+    "add 1-D": lambda L: L.add(_v(L), _v(L, start=1)),
+    "add 1-D broadcast [1]": lambda L: L.add(_v(L), _v(L, 1)),
+    "add 1-D broadcast 0-d": lambda L: L.add(_v(L), L.tensor(2.0)),
+    "add 0-d 0-d": lambda L: L.add(L.tensor(1.5), L.tensor(2.0)),
+    "add [4] + [3] error": lambda L: L.add(_v(L), _v(L, 3)),
+    "mul [4] * [2] error": lambda L: _v(L) * _v(L, 2),
+    "add two numbers": lambda L: L.add(2.0, 3.0),
+    "mul two ints": lambda L: L.mul(2, 3),
+    "add float64 number + tensor": lambda L: L.add(2.5, _v(L, dtype="float64")),
+    "sub alpha=2": lambda L: L.sub(_v(L), _v(L, start=3), alpha=2),
+    "add alpha=1.5": lambda L: L.add(_v(L), _v(L, start=3), alpha=1.5),
+    "eq 1-D": lambda L: L.eq(_v(L), _v(L)),
+    "add int8 1-D": lambda L: L.add(_v(L, dtype="int8"), _v(L, dtype="int8")),
+    "add 2-D contiguous": lambda L: L.add(_v(L, 6).view(2, 3), _v(L, 6).view(2, 3)),
+    "add 2-D transposed": lambda L: L.add(_v(L, 6).view(2, 3).t(), _v(L, 6).view(3, 2)),
+    "add 2-D broadcast row": lambda L: L.add(_v(L, 6).view(2, 3), _v(L, 3)),
+    "h * 1.01": lambda L: _v(L) * 1.01,
+    "h + 0.1 float16": lambda L: _v(L, dtype="float16") + 0.1,
+    "exp 1-D": lambda L: _v(L).exp(),
+    "exp 2-D transposed": lambda L: _v(L, 6).view(2, 3).t().exp(),
+    "exp 0-d": lambda L: L.tensor(0.5).exp(),
+    # in place
+    "add_ owner, owner": lambda L: _inplace(L, _v, lambda L, s: _v(L, start=2)),
+    "add_ owner, broadcast [1]": lambda L: _inplace(L, _v, lambda L, s: _v(L, 1)),
+    "add_ owner, needs broadcast error": lambda L: _inplace(L, lambda L: _v(L, 1), lambda L, s: _v(L)),
+    "add_ self": lambda L: _inplace(L, _v, lambda L, s: s),
+    "add_ detached self": lambda L: _inplace(L, _v, lambda L, s: s.detach()),
+    "add_ overlapping view": lambda L: _inplace(L, _v, lambda L, s: s[1:]),
+    "add_ alpha=2": lambda L: _inplace(L, _v, lambda L, s: _v(L), alpha=2),
+    "add_ view self": lambda L: _inplace(L, lambda L: _v(L, 8)[::2], lambda L, s: _v(L)),
+    "add_ expanded self error": lambda L: _inplace(L, lambda L: _v(L, 3).expand(2, 3), lambda L, s: _v(L, 6).view(2, 3)),
+    "add_ other dtype": lambda L: _inplace(L, _v, lambda L, s: _v(L, dtype="float64")),
+    "add_ int self, float other error": lambda L: _inplace(L, lambda L: _v(L, dtype="int64"), lambda L, s: _v(L)),
+    # sum
+    **{f"sum {dt}": (lambda dt: lambda L: _v(L, 5, dt).sum())(dt)
+       for dt in ("float32", "float16", "bfloat16", "float64", "int8", "uint8", "int64", "bool", "complex64")},
+    "sum 2-D float32": lambda L: _v(L, 6).view(2, 3).sum(),
+    "sum float32 long": lambda L: (L.arange(3000, dtype=L.float32) * 0.1).sum(),
+    "sum dtype=float64": lambda L: _v(L).sum(dtype=L.float64),
+}
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_same_as_torch(name):
+    fn = CASES[name]
+    out = check_same(lambda: fn(onion), lambda: fn(torch))
+    if out is not None:
+        o, t = out
+        if not isinstance(o, tuple):
+            o, t = (o,), (t,)
+        for a, b in zip(o, t):
+            if hasattr(a, "stride"):
+                assert a.dtype.__repr__().split(".")[-1] == repr(b.dtype).split(".")[-1]
+                assert tuple(a.stride()) == tuple(b.stride())
+
+
+def test_inference_mode_results():
+    for lib in (onion, torch):
+        x, y = _v(lib), _v(lib, start=1)
+        with lib.inference_mode():
+            outs = [x + y, x.exp(), x.sum(), x * 2.0]
+        assert [o.is_inference() for o in outs] == [True] * 4
+        assert not (x + y).is_inference()
