@@ -1,0 +1,200 @@
+"""Layouts of results PyTorch does not let TensorIterator lay out, compared with PyTorch: composites over
+empty_like (complex abs, _conj_physical, deg2rad/rad2deg: an empty input keeps its exact strides, as every
+empty tensor counts as dense), complex-to-real results copied into a row-major one (angle, abs into a
+real out=), cholesky of an empty input (empty_like, contiguous, before any check), cholesky_inverse's
+column-major out=, complex()/polar() (TensorIterator's layout over both inputs), mvlgamma's row-major
+out=; and complex pow's values at a zero base (exp(y log x), 0 ** 0 NaN for a tensor exponent)."""
+import warnings
+
+import numpy as np
+import pytest
+
+import onion
+
+torch = pytest.importorskip("torch")
+pytestmark = pytest.mark.oracle
+
+LAYOUTS = {
+    "empty_stepped": lambda lib, dt, dev: lib.ones(0, 3, 6, dtype=dt, device=dev)[..., ::2],
+    "empty_permuted": lambda lib, dt, dev: lib.ones(6, 3, 0, dtype=dt, device=dev).permute(2, 0, 1),
+    "empty_t": lambda lib, dt, dev: lib.ones(0, 5, dtype=dt, device=dev).t(),
+    "transposed": lambda lib, dt, dev: lib.ones(4, 5, dtype=dt, device=dev).t(),
+    "permuted": lambda lib, dt, dev: lib.ones(2, 3, 4, dtype=dt, device=dev).permute(1, 2, 0),
+    "stepped": lambda lib, dt, dev: lib.ones(4, 6, dtype=dt, device=dev)[:, ::2],
+}
+
+UNARY = {   # name -> dtypes (names) it is called with
+    "abs": ("complex64", "float32"),
+    "conj_physical": ("complex64", "float32"),
+    "_conj_physical": ("complex64", "float32"),
+    "deg2rad": ("float32", "int64"),
+    "rad2deg": ("float32",),
+    "angle": ("complex64", "float32"),
+    "nan_to_num": ("float32", "int64"),
+    "empty_like": ("float32",),
+}
+
+
+def _geometry(r):
+    return tuple(r.shape), tuple(st for st, n in zip(r.stride(), r.shape) if n > 1)
+
+
+def _call(lib, name, x, out_dtype=None):
+    fn = getattr(lib, name)
+    if out_dtype is None:
+        return _geometry(fn(x))
+    out = lib.empty(0, dtype=getattr(lib, out_dtype))
+    r = fn(x, out=out)
+    assert r is out
+    return _geometry(out)
+
+
+@pytest.mark.parametrize("layout", sorted(LAYOUTS))
+@pytest.mark.parametrize("name", sorted(UNARY))
+def test_unary_result_strides(name, layout):
+    for dtn in UNARY[name]:
+        got = {}
+        for lib in (onion, torch):
+            x = LAYOUTS[layout](lib, getattr(lib, dtn), "cpu")
+            got[lib.__name__] = _call(lib, name, x)
+        assert got["onion"] == got["torch"], (name, dtn)
+
+
+OUT_CASES = [("abs", "complex64", "float32"), ("abs", "complex64", "complex64"), ("angle", "complex64", "float32"),
+             ("angle", "float32", "float32"), ("deg2rad", "float32", "float32"), ("nan_to_num", "int64", "int64"),
+             ("conj_physical", "complex64", "complex64")]
+
+
+@pytest.mark.parametrize("layout", sorted(LAYOUTS))
+@pytest.mark.parametrize("name,dtn,out_dtn", OUT_CASES)
+def test_resized_out_strides(name, dtn, out_dtn, layout):
+    got = {}
+    for lib in (onion, torch):
+        x = LAYOUTS[layout](lib, getattr(lib, dtn), "cpu")
+        got[lib.__name__] = _call(lib, name, x, out_dtn)
+    assert got["onion"] == got["torch"]
+
+
+@pytest.mark.parametrize("device", ["cpu", "meta"])
+def test_meta_like_follows_pytorchs_meta(device):
+    """On Meta PyTorch runs its references for empty_like/nan_to_num: another layout than on CPU."""
+    for layout in ("empty_stepped", "empty_permuted", "transposed", "permuted"):
+        got = {}
+        for lib in (onion, torch):
+            x = LAYOUTS[layout](lib, lib.float32, device)
+            got[lib.__name__] = [_geometry(getattr(lib, n)(x)) for n in ("empty_like", "nan_to_num", "abs",
+                                                                      "zeros_like")]
+        assert got["onion"] == got["torch"], layout
+
+
+MATRICES = {
+    "empty_batch": lambda lib, dev: lib.ones(0, 3, 3, dtype=lib.float64, device=dev),
+    "empty_stepped": lambda lib, dev: lib.ones(0, 3, 6, dtype=lib.float64, device=dev)[..., ::2],
+    "empty_nonsquare": lambda lib, dev: lib.ones(0, 6, 3, dtype=lib.float64, device=dev),
+    "empty_1d": lambda lib, dev: lib.ones(0, dtype=lib.float64, device=dev),
+    "empty_int": lambda lib, dev: lib.ones(0, 3, dtype=lib.int64, device=dev),
+    "spd": lambda lib, dev: (lib.eye(3, dtype=lib.float64, device=dev) * 2).expand(2, 3, 3).contiguous(),
+}
+
+
+def _outcome(fn, device="cpu"):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            r = fn()
+        except Exception as e:      # noqa: BLE001 - the exception type is what is compared
+            # (on Meta PyTorch's Python checks raise AssertionError where its C++ ones raise RuntimeError)
+            return "error" if device == "meta" else type(e).__name__.lstrip("_")
+    return tuple(r.shape), tuple(r.stride()), str(r.dtype).split(".")[-1]
+
+
+@pytest.mark.parametrize("device", ["cpu", "meta"])
+@pytest.mark.parametrize("case", sorted(MATRICES))
+def test_cholesky_family_geometry(case, device):
+    got = {}
+    for lib in (onion, torch):
+        a = MATRICES[case](lib, device)
+        res = [_outcome(lambda: lib.cholesky(a), device), _outcome(lambda: lib.cholesky_inverse(a), device)]
+        for fn in (lib.cholesky, lib.cholesky_inverse):
+            out = lib.empty(0, dtype=a.dtype, device=device)
+            res.append(_outcome(lambda: fn(a, out=out), device))
+        got[lib.__name__] = res
+    assert got["onion"] == got["torch"]
+
+
+@pytest.mark.parametrize("device", ["cpu", "meta"])
+def test_complex_and_polar_strides(device):
+    def inputs(lib):
+        t = lib.ones(3, 4, dtype=lib.float64, device=device).t()
+        c = lib.ones(4, 3, dtype=lib.float64, device=device)
+        e = lib.ones(0, 3, 6, dtype=lib.float64, device=device)[..., ::2]
+        v = lib.ones(3, dtype=lib.float64, device=device)
+        return [(t, t), (t, c), (c, t), (e, e), (t, v)]
+    got = {}
+    for lib in (onion, torch):
+        res = []
+        for a, b in inputs(lib):
+            for fn in (lib.complex, lib.polar):
+                res.append(fn(a, b).stride())
+                out = lib.empty(0, dtype=lib.complex128, device=device)
+                fn(a, b, out=out)
+                res.append(out.stride())
+        got[lib.__name__] = res
+    assert got["onion"] == got["torch"]
+
+
+def test_complex_gradient_strides():
+    got = {}
+    for lib in (onion, torch):
+        x = lib.ones(3, 4, dtype=lib.float64).t().requires_grad_()
+        y = lib.ones(4, 3, dtype=lib.float64).requires_grad_()
+        g = lib.ones(3, 4, dtype=lib.complex128).t()
+        gx, gy = lib.autograd.grad(lib.complex(x, y), (x, y), g)
+        got[lib.__name__] = (gx.stride(), gy.stride(), gx.storage_offset(), gy.storage_offset())
+    assert got["onion"] == got["torch"]
+
+
+def test_mvlgamma_out_is_row_major():
+    got = {}
+    for lib in (onion, torch):
+        x = lib.full((4, 5), 3.0, dtype=lib.float64).t()
+        out = lib.empty(0, dtype=lib.float64)
+        lib.mvlgamma(x, 3, out=out)
+        got[lib.__name__] = (out.stride(), out.tolist())
+    assert got["onion"][0] == got["torch"][0]
+    np.testing.assert_allclose(got["onion"][1], got["torch"][1], rtol=1e-12)
+
+
+POW_CASES = {
+    "tensor_0d_exponent": lambda lib, c: lib.pow(lib.zeros(3, dtype=c), lib.tensor(0j, dtype=c)),
+    "both_0d": lambda lib, c: lib.pow(lib.tensor(0j, dtype=c), lib.tensor(0j, dtype=c)),
+    "tensor_exponents": lambda lib, c: lib.pow(lib.zeros(14, dtype=c), lib.tensor(
+        [0, 1, 2, -1, -2, 0.5, -0.5, 1j, -1j, 1 + 1j, -1 + 1j, 2 - 3j, 0j, -0.0 + 0j], dtype=c)),
+    "number_exponent_0": lambda lib, c: lib.pow(lib.zeros(3, dtype=c), 0j),
+    "number_exponent_1": lambda lib, c: lib.pow(lib.tensor([0j, 1j, 2 + 1j], dtype=c), 1),
+    "number_exponent_neg": lambda lib, c: lib.pow(lib.tensor([0j, 4 + 0j], dtype=c), -0.5),
+    "number_base": lambda lib, c: lib.pow(0j, lib.zeros(3, dtype=c)),
+    "float_tensor_exponent": lambda lib, c: lib.pow(lib.zeros(3, dtype=c), lib.tensor(0.0, dtype=lib.float64)),
+    "inplace": lambda lib, c: lib.zeros(3, dtype=c).pow_(lib.tensor(0j, dtype=c)),
+    "inplace_number": lambda lib, c: lib.zeros(3, dtype=c).pow_(0),
+}
+
+
+@pytest.mark.parametrize("dtype", ["complex64", "complex128"])
+@pytest.mark.parametrize("case", sorted(POW_CASES))
+def test_complex_pow_at_zero(case, dtype):
+    r_o = POW_CASES[case](onion, getattr(onion, dtype))
+    r_t = POW_CASES[case](torch, getattr(torch, dtype))
+    a = np.asarray(r_o.tolist(), dtype=np.complex128)
+    b = np.asarray(r_t.tolist(), dtype=np.complex128)
+    np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-6, equal_nan=True)
+    # NaN/inf in the same parts, not only somewhere in the number
+    assert np.array_equal(np.isnan(a.real), np.isnan(b.real)) and np.array_equal(np.isinf(a.real), np.isinf(b.real))
+
+
+def test_meta_zero_dim_tensor_with_number_exponent():
+    """A 0-d Meta tensor has no value to read as a Scalar: the Tensor-Scalar overload takes the call."""
+    x = onion.ones((), dtype=onion.complex128, device="meta")
+    xt = torch.ones((), dtype=torch.complex128, device="meta")
+    assert onion.pow(x, 1 + 2j).shape == xt.pow(1 + 2j).shape == ()
+    assert str(onion.pow(x, 2.5).dtype).split(".")[-1] == str(torch.pow(xt, 2.5).dtype).split(".")[-1]
