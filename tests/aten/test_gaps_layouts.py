@@ -198,3 +198,59 @@ def test_meta_zero_dim_tensor_with_number_exponent():
     xt = torch.ones((), dtype=torch.complex128, device="meta")
     assert onion.pow(x, 1 + 2j).shape == xt.pow(1 + 2j).shape == ()
     assert str(onion.pow(x, 2.5).dtype).split(".")[-1] == str(torch.pow(xt, 2.5).dtype).split(".")[-1]
+
+
+@pytest.mark.parametrize("shape", [(3, 4), (2, 3, 4), (0, 3, 4)])
+def test_lu_solve_gradient_is_column_major(shape):
+    """PyTorch's gradient for B is itself a LAPACK solve: each matrix column-major."""
+    got = {}
+    for lib in (onion, torch):
+        a = lib.tensor([[4.0, 1, 0], [1, 3, 1], [0, 1, 2]], dtype=lib.float64)
+        lu, piv, _ = lib.linalg.lu_factor_ex(a)
+        b = lib.arange(float(np.prod(shape)), dtype=lib.float64).reshape(shape).requires_grad_()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            x = lib.lu_solve(b, lu, piv)
+        g, = lib.autograd.grad(x, b, lib.ones(shape, dtype=lib.float64))
+        got[lib.__name__] = (g.stride(), np.array(g.tolist()))
+    assert got["onion"][0] == got["torch"][0]
+    np.testing.assert_allclose(got["onion"][1], got["torch"][1], rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("name", ["quantile", "nanquantile"])
+@pytest.mark.parametrize("interpolation", ["linear", "lower", "higher", "nearest", "midpoint"])
+def test_quantile_gradient_for_q(name, interpolation):
+    """ATen's composite is differentiable in q through the linear weights only (None otherwise)."""
+    nan = float("nan")
+    for data in ([[1.0, 5.0, 3.0, 0.5], [2.0, 7.0, -1.0, 4.0]], [[1.0, nan, 3.0, 0.5], [2.0, 7.0, -1.0, 4.0], [nan] * 4]):
+        got = {}
+        for lib in (onion, torch):
+            x = lib.tensor(data, dtype=lib.float64, requires_grad=True)
+            q = lib.tensor([0.0, 0.3, 0.75, 1.0], dtype=lib.float64, requires_grad=True)
+            r = getattr(lib, name)(x, q, dim=1, interpolation=interpolation)
+            gx, gq = lib.autograd.grad(r, (x, q), lib.ones(r.shape, dtype=lib.float64), allow_unused=True)
+            got[lib.__name__] = (None if gq is None else np.array(gq.tolist()), np.array(gx.tolist()))
+        (oq, ox), (tq, tx) = got["onion"], got["torch"]
+        assert (oq is None) == (tq is None)
+        if tq is not None:
+            np.testing.assert_allclose(oq, tq, rtol=1e-12, equal_nan=True)
+        if nan not in data[0]:      # (the gradient for x where rows hold NaN is another matter)
+            np.testing.assert_allclose(ox, tx, rtol=1e-12)
+
+
+SPACES = [(-2.0, 1, 50), (4.3, -3, 50), (0, 10, 100), (-3, 7, 1000), (0.1, 1, 5000), (1e4, -1e4, 70000), (1, 2, 2)]
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16", "float32"])
+@pytest.mark.parametrize("name", ["linspace", "logspace"])
+def test_low_precision_spaces_bit_exact(name, dtype):
+    """ATen computes Half/BFloat16 linspace in the dtype (each operation rounded), and logspace's powers
+    in double from dtype-rounded bounds: onion's values are the same bits."""
+    for start, end, steps in SPACES:
+        if name == "logspace":
+            start, end = start / 1000 if abs(start) > 100 else start, end / 1000 if abs(end) > 100 else end
+        if name == "linspace" and dtype == "float32":
+            continue
+        t = getattr(torch, name)(start, end, steps, dtype=getattr(torch, dtype)).double().numpy()
+        o = np.array(getattr(onion, name)(start, end, steps, dtype=getattr(onion, dtype)).double().tolist())
+        assert np.array_equal(o, t, equal_nan=True), (start, end, steps)

@@ -272,6 +272,8 @@ def _linspace_values(start, end, steps, dt):
         return np.empty(0, compute)
     if steps == 1:
         return np.array([start], compute)
+    if dt in (_dt.float16, _dt.bfloat16):
+        return _half_linspace(start, end, steps, dt.np)
     step = (end - start) / (steps - 1)
     if dt.category == 2 and dt.itemsize < 8:
         step = float(dt.np.type(step))   # the step is held in the dtype (float, Half, BFloat16)
@@ -281,6 +283,23 @@ def _linspace_values(start, end, steps, dt):
         return np.where(i < half, start + step * i, end - step * (steps - i - 1)).astype(compute)
     except MemoryError as e:
         raise allocation_error((steps,), 8, e) from None
+
+
+def _half_linspace(start, end, steps, t):
+    """linspace in Half/BFloat16 as ATen's CPU kernel computes it: every operation in the dtype (c10's Half
+    arithmetic: through float, rounded after each one, an int64 operand converted to the dtype first),
+    start + step * i for the first half, end - step * (steps - 1 - i) for the second; float64 values."""
+    f32 = np.float32
+
+    def rnd(x):
+        return np.asarray(x, f32).astype(t).astype(f32)
+    with np.errstate(all="ignore"):     # overflow to inf is the dtype's own result
+        s, e = rnd(start), rnd(end)
+        step = rnd(rnd(e - s) / rnd(steps - 1))
+        i = np.arange(steps, dtype=np.int64)
+        up = rnd(s + rnd(step * rnd(i)))
+        down = rnd(e - rnd(step * rnd(steps - 1 - i)))
+    return np.where(i < steps // 2, up, down).astype(np.float64)
 
 
 def linspace(start, end, steps, dtype=None, layout=None, device=None, pin_memory=None):

@@ -620,9 +620,10 @@ def lu_solve(self, LU_data, LU_pivots):
                            f"{LU_data._impl.dtype.scalar_type_name} and B of type {self._impl.dtype.scalar_type_name} "
                            f"instead")
     P, L, U = at.lu_unpack(LU_data, LU_pivots, True, True)
-    # B taken column-major (as LAPACK reads it), so its gradient comes back column-major as PyTorch's
-    b = at.transpose_int(at.contiguous(at.transpose_int(self, -2, -1)), -2, -1)
-    pb = at.matmul(at.transpose_int(P, -2, -1), b)
+    # P^T B formed as (B^T P)^T: B's gradient is then the transpose of a row-major product, column-major as
+    # PyTorch's (whose gradient for B is itself a LAPACK solve)
+    # (B^T made contiguous, so that mm's backward, which follows its input's layout, is row-major too)
+    pb = at.transpose_int(at.matmul(at.contiguous(at.transpose_int(self, -2, -1)), P), -2, -1)
     y = at.triangular_solve(pb, L, False, False, True)[0]
     return at.triangular_solve(y, U, True, False, False)[0]
 

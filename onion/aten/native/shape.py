@@ -1113,6 +1113,8 @@ def _logspace_array(start, end, steps, base, dt):
         start, end = _real(start), _real(end)
     if steps == 0:
         return np.empty((0,), ct)
+    if dt.category == 2 and dt.itemsize < 8 and steps > 1:
+        return _float_logspace(start, end, steps, base, dt)
     if steps == 1:
         x = np.array([start], ct)
     else:
@@ -1126,6 +1128,23 @@ def _logspace_array(start, end, steps, base, dt):
         with np.errstate(all="ignore"):
             r = np.trunc(r)
     return r
+
+
+def _float_logspace(start, end, steps, base, dt):
+    """ATen's CPU logspace for a floating dtype: start and end (and their difference) rounded to the
+    dtype, then exponents and powers in double, each value rounded to the dtype (through float)."""
+    t = dt.np
+
+    def rnd(x):
+        x = np.asarray(x, np.float64)
+        return (x.astype(np.float32) if dt.itemsize < 4 else x).astype(t).astype(np.float64)
+    with np.errstate(all="ignore"):     # overflow to inf is the dtype's own result
+        s, e = rnd(start), rnd(end)
+        step = float(rnd(e - s)) / (steps - 1)
+        i = np.arange(steps, dtype=np.int64)
+        x = np.where(i < steps // 2, s + step * i, e - step * (steps - i - 1))
+        r = np.power(np.float64(base), x)
+        return r.astype(np.float32).astype(t) if dt.itemsize < 4 else r.astype(t)
 
 
 def _real(v):

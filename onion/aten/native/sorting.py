@@ -1249,6 +1249,7 @@ def _quantile(name, self, q, dim, keepdim, interpolation, ignore_nan):
     else:
         qv = np.array([q], dt.np)
         nq = 1
+    q_slope = None      # d rank / d q, where q is a tensor the linear weights depend on (as ATen's ranks)
     if _meta(impl) or qv is None:
         below = np.zeros(lead + (nq,), np.int64)
         above, weight = below, np.zeros(lead + (nq,), dt.np)
@@ -1259,10 +1260,15 @@ def _quantile(name, self, q, dim, keepdim, interpolation, ignore_nan):
         if ignore_nan:
             count = (n - np.isnan(s).sum(-1, keepdims=True)).astype(dt.np)
             rank = qv * (count - one)
+            q_fixed = np.broadcast_to(rank < 0, lead + (nq,))        # ATen clamps negative ranks to 0
+            q_slope = np.broadcast_to(count - one, lead + (nq,))
             rank = np.where(count == 0, dt.np.type(n - 1), rank)
         else:
             rank = np.broadcast_to(qv * dt.np.type(n - 1), lead + (nq,))
-            rank = np.where(np.isnan(s[..., -1:]), dt.np.type(n - 1), rank)
+            nan_row = np.isnan(s[..., -1:])
+            q_fixed = np.broadcast_to(nan_row, lead + (nq,))         # a row with NaN: rank fixed at n - 1
+            q_slope = np.full(lead + (nq,), n - 1, dt.np)
+            rank = np.where(nan_row, dt.np.type(n - 1), rank)
         if interpolation == "lower":
             rank = np.floor(rank)
         elif interpolation == "higher":
@@ -1280,6 +1286,14 @@ def _quantile(name, self, q, dim, keepdim, interpolation, ignore_nan):
     if interpolation in ("linear", "midpoint"):
         hi = _pick_sorted(srt, above, n)
         w = _new(impl.device, weight.shape, dt, weight)
+        if interpolation == "linear" and q_slope is not None and hasattr(q, "_impl") and q._impl.requires_grad:
+            # the weights are rank - floor(rank) with rank linear in q: q's gradient flows through them (the
+            # added term is zero, its derivative the slope), as through ATen's composite
+            # where a rank is fixed, ATen's masked_fill gives q a zero gradient (not NaN * 0)
+            dq = at.sub_Tensor(at.reshape(q, [-1]), at.reshape(q.detach(), [-1]), 1)
+            dw = dq * _new(impl.device, q_slope.shape, dt, q_slope)
+            w = w + at.where_self(_new(impl.device, q_fixed.shape, _dt.bool, q_fixed),
+                                  at.zeros_like(dw, None, None, None, None, None), dw)
         # ATen's lerp: from the nearer end, so a weight of 1 gives the upper value exactly
         diff = hi - lo
         r = at.where_self(at.lt_Scalar(w, 0.5), lo + w * diff, hi - diff * (1 - w))
