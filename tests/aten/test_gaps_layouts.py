@@ -254,3 +254,64 @@ def test_low_precision_spaces_bit_exact(name, dtype):
         t = getattr(torch, name)(start, end, steps, dtype=getattr(torch, dtype)).double().numpy()
         o = np.array(getattr(onion, name)(start, end, steps, dtype=getattr(onion, dtype)).double().tolist())
         assert np.array_equal(o, t, equal_nan=True), (start, end, steps)
+
+
+COPIES = {
+    "select_copy": lambda lib: lib.select_copy(lib.arange(6.0).reshape(2, 3).t(), 1, 0),
+    "select_copy_negative": lambda lib: lib.select_copy(lib.arange(6.0).reshape(2, 3), 0, -1),
+    "detach_copy": lambda lib: lib.detach_copy(lib.arange(6.0).reshape(2, 3).t()),
+    "split_copy": lambda lib: lib.split_copy(lib.arange(5.0), 2),
+    "view_as_real_copy": lambda lib: lib.view_as_real_copy(lib.tensor([1 + 2j, 3 - 1j])),
+    "view_as_complex_copy": lambda lib: lib.view_as_complex_copy(lib.ones(2, 2)),
+    "conj_copy": lambda lib: lib._conj_copy(lib.tensor([1 + 2j, 3 - 1j])),
+    "conj_copy_of_conj": lambda lib: lib._conj_copy(lib.tensor([1 + 2j, 3 - 1j]).conj()),
+    "neg_view_copy": lambda lib: lib._neg_view_copy(lib.tensor([1 + 2j, 3 - 1j])),
+}
+
+
+def _described(r):
+    if isinstance(r, (list, tuple)):
+        return [_described(v) for v in r]
+    return (tuple(r.shape), r.stride(), str(r.dtype).split(".")[-1], r.tolist(), r.is_conj(), r.is_neg())
+
+
+@pytest.mark.parametrize("case", sorted(COPIES))
+def test_view_copies(case):
+    assert _described(COPIES[case](onion)) == _described(COPIES[case](torch))
+
+
+def test_view_copies_are_composite_explicit_non_functional():
+    for name in ("aten::select_copy.int", "aten::view_copy", "aten::t_copy", "aten::split_copy.Tensor",
+                 "aten::narrow_copy", "aten::_conj_copy"):
+        assert "CompositeExplicitAutogradNonFunctional[alias]" in onion._C._dispatch_dump(name), name
+    for name in ("aten::select_copy.int_out", "aten::view_copy.out"):
+        assert "CompositeExplicitAutograd[alias]" in onion._C._dispatch_dump(name), name
+
+
+def test_view_copy_gradients_and_outs():
+    got = {}
+    for lib in (onion, torch):
+        a = lib.arange(6.0, dtype=lib.float64).reshape(3, 2).requires_grad_()
+        g1, = lib.autograd.grad((lib.select_copy(a, 1, 1) ** 2).sum(), a)
+        g2, = lib.autograd.grad(sum((p ** 2).sum() for p in lib.split_copy(a, 2, 0)), a)
+        c = lib.tensor([1 + 2j, 3 - 1j], dtype=lib.complex128, requires_grad=True)
+        g3, = lib.autograd.grad((lib.view_as_real_copy(c) ** 2).sum(), c)
+        res = [g1.tolist(), g2.tolist(), g3.tolist(), lib.detach_copy(a).requires_grad]
+        try:
+            lib.autograd.grad(lib.detach_copy(a).sum(), a)
+        except RuntimeError as e:
+            res.append(str(e))
+        out = lib.empty(0)
+        lib.select_copy(lib.arange(6.0).reshape(2, 3).t(), 1, 0, out=out)
+        res.append((out.tolist(), out.stride()))
+        try:
+            lib.select_copy(lib.ones(3), 0, 1, out=lib.empty(0, dtype=lib.float64))
+        except RuntimeError as e:
+            res.append(str(e))
+        outs = [lib.empty(2, dtype=lib.float64), lib.empty(2, dtype=lib.float64), lib.empty(1, dtype=lib.float64)]
+        lib.split_copy(lib.arange(5.0), 2, out=outs)     # copied into as they are (another dtype too)
+        res.append([o.tolist() for o in outs])
+        with pytest.raises(RuntimeError, match="must match the size"):
+            lib.split_copy(lib.arange(5.0), 2, out=[lib.empty(0), lib.empty(0), lib.empty(0)])
+        got[lib.__name__] = res
+    assert got["onion"] == got["torch"]
