@@ -315,3 +315,52 @@ def test_view_copy_gradients_and_outs():
             lib.split_copy(lib.arange(5.0), 2, out=[lib.empty(0), lib.empty(0), lib.empty(0)])
         got[lib.__name__] = res
     assert got["onion"] == got["torch"]
+
+
+def _uint_cases(lib, dt):
+    x = lib.tensor([1, 2, 3], dtype=dt)
+    m = lib.ones(2, 2, dtype=dt)
+    i0 = lib.tensor([0])
+    return {
+        # PyTorch runs these for uint16/32/64
+        "eq": lambda: x == x, "ne_scalar": lambda: x != 2, "mul": lambda: x * x, "mul_scalar": lambda: x * 2,
+        "bitwise_and": lambda: x & x, "bitwise_or": lambda: x | 1, "bitwise_xor": lambda: x ^ x,
+        "ceil": lambda: x.ceil(), "floor": lambda: x.floor(), "round": lambda: x.round(), "trunc": lambda: x.trunc(),
+        "isnan": lambda: x.isnan(), "isposinf": lambda: x.isposinf(), "signbit": lambda: x.signbit(),
+        "nan_to_num": lambda: x.nan_to_num(), "isclose": lambda: lib.isclose(x, x), "outer": lambda: lib.outer(x, x),
+        "sort": lambda: x.sort()[0], "sum": lambda: x.sum(), "cumsum": lambda: x.cumsum(0),
+        "repeat_interleave": lambda: x.repeat_interleave(2), "index_select_2d": lambda: m.index_select(0, i0),
+        "randint": lambda: lib.randint(0, 5, (3,), dtype=dt), "clone": lambda: x.clone(),
+        # and refuses these (NotImplementedError naming the kernel)
+        "arange": lambda: lib.arange(3, dtype=dt), "arange_out": lambda: lib.arange(0, 3, out=lib.empty(0, dtype=dt)),
+        "linspace": lambda: lib.linspace(0, 1, 3, dtype=dt), "logspace": lambda: lib.logspace(0, 1, 3, dtype=dt),
+        "randperm": lambda: lib.randperm(3, dtype=dt), "max": lambda: x.max(), "min": lambda: x.min(),
+        "max_dim": lambda: x.max(0)[0], "min_dim": lambda: x.min(0)[0], "amax": lambda: x.amax(),
+        "amin": lambda: x.amin(), "aminmax": lambda: x.aminmax()[0], "argmax": lambda: x.argmax(),
+        "argmin": lambda: x.argmin(), "nonzero": lambda: x.nonzero(), "count_nonzero": lambda: x.count_nonzero(),
+        "bincount": lambda: x.bincount(), "searchsorted": lambda: lib.searchsorted(x, x), "isin": lambda: lib.isin(x, x),
+        "kthvalue": lambda: x.kthvalue(1)[0], "median": lambda: x.median(), "median_dim": lambda: x.median(0)[0],
+        "nanmedian": lambda: x.nanmedian(), "mode": lambda: x.mode()[0], "topk": lambda: x.topk(1)[0],
+        "cummax": lambda: x.cummax(0)[0], "dot": lambda: x.dot(x), "mm": lambda: m.mm(m), "trace": lambda: m.trace(),
+        "cross": lambda: lib.cross(x, x, dim=0), "tril": lambda: m.tril(), "triu": lambda: m.triu(),
+        "index_select_1d": lambda: x.index_select(0, i0), "take": lambda: x.take(i0),
+        "index_fill": lambda: x.index_fill(0, i0, 1), "index_add": lambda: x.index_add(0, i0, x[1:2].clone()),
+        "index_put": lambda: x.clone().index_put_((i0,), lib.tensor([7], dtype=dt)),
+    }
+
+
+@pytest.mark.parametrize("dtype", ["uint16", "uint32", "uint64"])
+def test_barebones_unsigned_support_matches(dtype):
+    got = {}
+    for lib in (onion, torch):
+        res = {}
+        for name, f in _uint_cases(lib, getattr(lib, dtype)).items():
+            if name == "randint":
+                lib.manual_seed(0)
+            try:
+                r = f()
+                res[name] = ("ok", str(r.dtype).split(".")[-1], r.tolist())
+            except NotImplementedError as e:
+                res[name] = ("NotImplementedError", str(e))
+        got[lib.__name__] = res
+    assert got["onion"] == got["torch"]

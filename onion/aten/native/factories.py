@@ -227,6 +227,7 @@ def arange_start_step(start, end, step=1, dtype=None, layout=None, device=None, 
     dt = dtype or _arange_dtype(start, end, step)
     vals = _arange_values(start, end, step, dt)
     out = empty_tensor((len(vals),), dt, canonical(device))
+    _it.refuse_barebones_unsigned("arange_cpu", out._impl)
     if out._impl.device.type != "meta":
         arr = _to_dtype_array(vals, dt)
         _it.xp_copy(out._impl._array, arr if out._impl.device.type == "cpu" else
@@ -243,6 +244,7 @@ def arange_start(start, end, dtype=None, layout=None, device=None, pin_memory=No
 
 
 def arange_start_out(start, end, step, out):
+    _it.refuse_barebones_unsigned("arange_cpu", out._impl)
     vals = _arange_values(start, end, step, out._impl.dtype)
     _it.iterator_out(out, (len(vals),))
     if out._impl.device.type != "meta":
@@ -307,6 +309,7 @@ def linspace(start, end, steps, dtype=None, layout=None, device=None, pin_memory
                    else _dt.get_default_dtype())
     vals = _linspace_values(start, end, steps, dt)
     out = empty_tensor((steps,), dt, canonical(device))
+    _it.refuse_barebones_unsigned("linspace_cpu", out._impl)
     if out._impl.device.type != "meta":
         arr = _to_dtype_array(vals, dt)
         _it.xp_copy(out._impl._array, arr if out._impl.device.type == "cpu" else
@@ -335,6 +338,7 @@ def linspace_tensor_bounds(start, end, steps, dtype=None, layout=None, device=No
 
 
 def linspace_out(start, end, steps, out):
+    _it.refuse_barebones_unsigned("linspace_cpu", out._impl)
     vals = _linspace_values(start, end, steps, out._impl.dtype)
     _it.iterator_out(out, (steps,))
     if out._impl.device.type != "meta":

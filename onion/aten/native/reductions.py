@@ -18,6 +18,7 @@ from ...core.promotion import can_cast
 from ..at import at
 from ..structured import Plan
 from ..view_geometry import wrap_dim
+from .. import iterator as _it
 
 _int64 = _dt.int64
 _float32 = _dt.float32
@@ -359,12 +360,14 @@ def _minmax_input(impl):
 
 
 def amax_impl(xp, plan, self, dim=(), keepdim=False):
+    _it.refuse_barebones_unsigned("max_values_cpu", self._impl)
     if plan.impl_error is not None:
         return None
     return xp.max(_minmax_input(self._impl), axis=plan.extra)
 
 
 def amin_impl(xp, plan, self, dim=(), keepdim=False):
+    _it.refuse_barebones_unsigned("min_values_cpu", self._impl)
     if plan.impl_error is not None:
         return None
     return xp.min(_minmax_input(self._impl), axis=plan.extra)
@@ -417,6 +420,7 @@ def _arg_input(impl):
 
 
 def argmax_impl(xp, plan, self, dim=None, keepdim=False):
+    _it.refuse_barebones_unsigned("argmax_cpu", self._impl)
     a = _arg_input(self._impl)
     if a.ndim == 0:
         return xp.zeros((), dtype=_int64.np)
@@ -424,6 +428,7 @@ def argmax_impl(xp, plan, self, dim=None, keepdim=False):
 
 
 def argmin_impl(xp, plan, self, dim=None, keepdim=False):
+    _it.refuse_barebones_unsigned("argmin_cpu", self._impl)
     a = _arg_input(self._impl)
     if a.ndim == 0:
         return xp.zeros((), dtype=_int64.np)

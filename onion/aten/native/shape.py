@@ -1166,6 +1166,7 @@ def logspace(start, end, steps, base=10.0, dtype=None, layout=None, device=None,
                    else _dt.get_default_dtype())
     vals = _logspace_array(start, end, steps, base, dt)
     out = empty_tensor((steps,), dt, canonical(device))
+    _it.refuse_barebones_unsigned("logspace_cpu", out._impl)
     _write_values(out, vals)
     return out
 
@@ -1193,6 +1194,7 @@ def logspace_tensor_bounds(start, end, steps, base=10.0, dtype=None, layout=None
 
 
 def logspace_out(start, end, steps, base=10.0, out=None):
+    _it.refuse_barebones_unsigned("logspace_cpu", out._impl)
     dt = out._impl.dtype
     if dt is _dt.bool:
         raise NotImplementedError("\"logspace_cpu\" not implemented for 'Bool'")

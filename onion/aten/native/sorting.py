@@ -166,16 +166,19 @@ def _all_reduce(name, kernel, self, fn):
 
 
 def max(self):  # noqa: A001 - the operator's name
+    _it.refuse_barebones_unsigned("max_all", self._impl)
     r = _all_reduce("max", "max_all", self, np.max)
     return _new(self._impl.device, (), self._impl.dtype, r)
 
 
 def min(self):  # noqa: A001
+    _it.refuse_barebones_unsigned("min_all", self._impl)
     r = _all_reduce("min", "min_all", self, np.min)
     return _new(self._impl.device, (), self._impl.dtype, r)
 
 
 def max_unary_out(self, out):
+    _it.refuse_barebones_unsigned("max_all", self._impl)
     r = _all_reduce("max", "max_all", self, np.max)
     return _write_outs("max", self._impl.device, [(out, (), self._impl.dtype, r)])[0]
 
@@ -209,10 +212,12 @@ def _dim_result(self, out_shape, vals, idx):
 
 
 def max_dim(self, dim, keepdim=False):
+    _it.refuse_barebones_unsigned("max_cpu", self._impl)
     return _dim_result(self, *_minmax_dim("max", self, dim, keepdim, True))
 
 
 def min_dim(self, dim, keepdim=False):
+    _it.refuse_barebones_unsigned("min_cpu", self._impl)
     return _dim_result(self, *_minmax_dim("min", self, dim, keepdim, False))
 
 
@@ -271,6 +276,7 @@ def _aminmax(self, dim, keepdim):
 
 
 def aminmax(self, dim=None, keepdim=False):
+    _it.refuse_barebones_unsigned("aminmax_cpu", self._impl)
     shape, lo, hi = _aminmax(self, dim, keepdim)
     dev, dt = self._impl.device, self._impl.dtype
     return _new(dev, shape, dt, lo), _new(dev, shape, dt, hi)
@@ -402,12 +408,14 @@ def _topk_candidates(a, k, largest):
 
 
 def topk(self, k, dim=-1, largest=True, sorted=True):  # noqa: A002
+    _it.refuse_barebones_unsigned("topk_cpu", self._impl)
     shape, vals, idx = _topk(self, k, dim, largest, sorted)
     dev = self._impl.device
     return _new(dev, shape, self._impl.dtype, vals), _new(dev, shape, _int64, idx)
 
 
 def topk_values(self, k, dim=-1, largest=True, sorted=True, values=None, indices=None):  # noqa: A002
+    _it.refuse_barebones_unsigned("topk_cpu", self._impl)
     shape, vals, idx = _topk(self, k, dim, largest, sorted)
     return _write_outs("topk", self._impl.device, [(values, shape, self._impl.dtype, vals),
                                                    (indices, shape, _int64, idx)])
@@ -454,6 +462,7 @@ def _kthvalue(self, k, dim, keepdim):
 
 
 def kthvalue(self, k, dim=-1, keepdim=False):
+    _it.refuse_barebones_unsigned("kthvalue_cpu", self._impl)
     return _dim_result(self, *_kthvalue(self, k, dim, keepdim))
 
 
@@ -488,6 +497,7 @@ def _median_dim(name, self, dim, keepdim, ignore_nan):
 
 
 def median_dim(self, dim, keepdim=False):
+    _it.refuse_barebones_unsigned("median_out", self._impl)
     return _dim_result(self, *_median_dim("median", self, dim, keepdim, False))
 
 
@@ -523,10 +533,12 @@ def _median_all(self, ignore_nan):
 
 
 def median(self):
+    _it.refuse_barebones_unsigned("median_cpu", self._impl)
     return _new(self._impl.device, (), self._impl.dtype, _median_all(self, False))
 
 
 def nanmedian(self):
+    _it.refuse_barebones_unsigned("median_cpu", self._impl)
     return _new(self._impl.device, (), self._impl.dtype, _median_all(self, True))
 
 
@@ -586,6 +598,7 @@ def _mode(self, dim, keepdim):
 
 
 def mode(self, dim=-1, keepdim=False):
+    _it.refuse_barebones_unsigned("mode_cpu", self._impl)
     return _dim_result(self, *_mode(self, dim, keepdim))
 
 
@@ -624,6 +637,7 @@ def _cumulative(self, dim, largest):
 
 
 def cummax(self, dim):
+    _it.refuse_barebones_unsigned("cummax_cpu", self._impl)
     return _dim_result(self, *_cumulative(self, dim, True))
 
 
@@ -739,6 +753,7 @@ def _searchsorted(seq, values, vdtype, vshape, out_int32, right, side, sorter):
 
 
 def searchsorted_Tensor(sorted_sequence, self, out_int32=False, right=False, side=None, sorter=None):
+    _it.refuse_barebones_unsigned("searchsorted_out_cpu", sorted_sequence._impl)
     vimpl = self._impl
     vshape = tuple(vimpl._array.shape)
     _searchsorted_checks(sorted_sequence, vshape, out_int32, right, side, sorter, None, self)
@@ -969,6 +984,7 @@ def unique_dim_consecutive(self, dim, return_inverse=False, return_counts=False)
 # --------------------------------------------------------------------------
 
 def bincount(self, weights=None, minlength=0):
+    _it.refuse_barebones_unsigned("bincount_cpu", self._impl)
     impl = self._impl
     if impl.dtype.category != 1:
         raise NotImplementedError(f'"bincount_cpu" not implemented for \'{impl.dtype.scalar_type_name}\'')
