@@ -364,3 +364,80 @@ def test_barebones_unsigned_support_matches(dtype):
                 res[name] = ("NotImplementedError", str(e))
         got[lib.__name__] = res
     assert got["onion"] == got["torch"]
+
+
+def test_resize_growing_storage_moves_every_view():
+    """PyTorch grows the storage itself: views and storages handed out see the new memory."""
+    got = {}
+    for lib in (onion, torch):
+        res = []
+        a = lib.arange(4.0)
+        v = a[1:3]
+        st = a.untyped_storage()
+        a.resize_(10)
+        a[:4] = lib.arange(4.0) * 10
+        res.append((v.tolist(), v.storage_offset(), v.untyped_storage().nbytes(), st.nbytes(),
+                    a.untyped_storage().data_ptr() == v.untyped_storage().data_ptr()))
+        v.fill_(7)
+        res.append(a[:4].tolist())
+        c = lib.arange(4.0)
+        d = c[2:]
+        d.resize_(5)
+        d.fill_(1)
+        res.append((c.tolist(), d.tolist(), c.untyped_storage().nbytes()))
+        e = lib.arange(4.0)
+        f = e.view(2, 2)
+        e.resize_(2)
+        e.resize_(8)
+        e[:] = 3
+        res.append((f.tolist(), e.untyped_storage().nbytes()))
+        got[lib.__name__] = res
+    assert got["onion"] == got["torch"]
+
+
+def _conj_view_cases(lib):
+    c64 = lib.complex64
+    weights = lib.tensor([2 + 1j, 1, 1j, 3], dtype=c64)
+
+    def copy_into_conj():
+        w = lib.tensor([1 + 2j, 3 - 1j], requires_grad=True)
+        y = lib.zeros(2, dtype=c64)
+        y.conj().copy_(w)
+        return y, lib.autograd.grad((y * weights[:2]).real.sum(), w)[0]
+
+    def mul_into_conj():
+        w = lib.tensor([1 + 2j, 3 - 1j], requires_grad=True)
+        y = lib.ones(2, dtype=c64)
+        y.conj().mul_(w)
+        return y, lib.autograd.grad((y * weights[:2]).real.sum(), w)[0]
+
+    def setitem_conj():
+        w = lib.tensor([1 + 2j, 3 - 1j], requires_grad=True)
+        y = lib.zeros(2, dtype=c64)
+        y.conj()[0] = w[1]
+        return y, lib.autograd.grad((y * weights[:2]).real.sum(), w)[0]
+
+    def slice_conj_through_view():
+        w = lib.tensor([1 + 2j, 3 - 1j, 2j], requires_grad=True)
+        y = lib.zeros(4, dtype=c64)
+        c = y[1:].conj()
+        c.mul_(2).add_(w)
+        out = (y * weights).real.sum() + (c * 1j).imag.sum()
+        return y, lib.autograd.grad(out, w)[0]
+
+    def neg_view():
+        w = lib.tensor([1 + 2j, 3 - 1j], requires_grad=True)
+        y = lib.zeros(2, dtype=c64)
+        c = lib._neg_view(y)
+        c.add_(w)
+        return y, lib.autograd.grad((y * weights[:2]).real.sum() + (c * c).real.sum(), w)[0]
+    return {"copy_into_conj": copy_into_conj, "mul_into_conj": mul_into_conj, "setitem_conj": setitem_conj,
+            "slice_conj_through_view": slice_conj_through_view, "neg_view": neg_view}
+
+
+@pytest.mark.parametrize("case", sorted(_conj_view_cases(torch)))
+def test_inplace_through_conj_view_gradients(case):
+    y_o, g_o = _conj_view_cases(onion)[case]()
+    y_t, g_t = _conj_view_cases(torch)[case]()
+    np.testing.assert_allclose(np.array(y_o.tolist()), np.array(y_t.tolist()), rtol=1e-6)
+    np.testing.assert_allclose(np.array(g_o.tolist()), np.array(g_t.tolist()), rtol=1e-6)
