@@ -512,7 +512,10 @@ class Ufunc:
     def _fast_ok(self, kinds) -> bool:
         f = self.formula
         return (self.backend_type == "cpu" and f.kind in _FAST_KINDS and f.promote is None
-                and f.plain_layout is None and (f.layout is None or f.kind == "abs")    # (abs: complex leaves)
+                # a layout rule leaves the fast path, but abs's complex inputs (the only ones it lays out) leave
+                # anyway, and a tensor with a Python number (pow.Tensor_Scalar) takes shapes with sizes 0 or 1
+                # (where the layouts can differ) to the general path
+                and f.plain_layout is None and (f.layout is None or f.kind == "abs" or kinds[1:] == ("Scalar",))
                 and kinds[0] == "Tensor" and len(kinds) <= 2
                 and all(k in ("Tensor", "Scalar") for k in kinds))
 

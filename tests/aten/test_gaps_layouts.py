@@ -441,3 +441,16 @@ def test_inplace_through_conj_view_gradients(case):
     y_t, g_t = _conj_view_cases(torch)[case]()
     np.testing.assert_allclose(np.array(y_o.tolist()), np.array(y_t.tolist()), rtol=1e-6)
     np.testing.assert_allclose(np.array(g_o.tolist()), np.array(g_t.tolist()), rtol=1e-6)
+
+
+def test_pow_scalar_exponent_lays_out_as_a_unary_op():
+    """pow.Tensor_Scalar (square) builds a unary TensorIterator: an empty input's odd strides do not reorder it."""
+    got = {}
+    for lib in (onion, torch):
+        x = lib.ones(6, 3, 0, dtype=lib.complex128).permute(2, 0, 1)
+        y = lib.ones(3, 0, 1, 0, dtype=lib.float64)
+        out = lib.empty(0, dtype=lib.complex128)
+        lib.pow(x, 2, out=out)
+        got[lib.__name__] = [lib.square(x).stride(), (y ** 3).stride(), out.stride(),
+                             (lib.ones(4, 5).t() ** 2).stride(), (x + 1).stride()]
+    assert got["onion"] == got["torch"]

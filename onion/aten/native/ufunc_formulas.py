@@ -363,7 +363,14 @@ def pow(xp, self, exponent):  # noqa: A001 - the operator's name
     return r
 
 
-@formula("binary", 2, errstate=True, operand_check=pow_operand_check, extra_dtypes=(_dt.bool,), torch_name="pow")
+def _unary_layout(impls, out):
+    """TensorIterator's layout of a unary op: pow.Tensor_Scalar's exponent is no operand of its iterator."""
+    shape, strides = _geometry(impls[0])
+    return tuple(_g.output_strides_like(shape, [(shape, strides)]))
+
+
+@formula("binary", 2, errstate=True, operand_check=pow_operand_check, extra_dtypes=(_dt.bool,), torch_name="pow",
+         layout=_unary_layout)
 def pow_tensor_scalar(xp, self, exponent):
     """pow.Tensor_Scalar: PyTorch's kernel fills ones for a Python-number exponent 0 (0 ** 0 of complex
     included) and copies self for exponent 1, before any arithmetic."""
