@@ -24,7 +24,9 @@ ONION_ONLY = {"relu.out": "PyTorch generates relu.out from relu (an autogenerate
                  for v, o in (("alias", "out"), ("as_strided", "out"), ("diagonal", "out"), ("expand", "out"),
                               ("permute", "out"), ("slice", "Tensor_out"), ("squeeze", "out"), ("squeeze", "dim_out"),
                               ("squeeze", "dims_out"), ("t", "out"), ("transpose", "int_out"), ("unfold", "out"),
-                              ("unsqueeze", "out"), ("view", "out"))}}
+                              ("unsqueeze", "out"), ("view", "out"), ("select", "int_out"), ("detach", "out"),
+                              ("view_as_real", "out"), ("view_as_complex", "out"), ("_conj", "out"),
+                              ("_neg_view", "out"))}}
 ONION_ONLY.update({f"{op}.out": f"PyTorch autogenerates {op}.out (torch.{op}(..., out=) works); onion declares it"
                    for op in ("select_scatter", "slice_scatter", "diagonal_scatter", "as_strided_scatter")})
 

@@ -253,6 +253,14 @@ def write_out(opname: str, out, result_array, result_dtype, inplace: bool = Fals
     return out
 
 
+def refuse_barebones_unsigned(kernel: str, impl) -> None:
+    """A CPU kernel whose AT_DISPATCH leaves out uint16/uint32/uint64 (PyTorch's barebones unsigned types
+    run only a few kernels: copies, comparisons, bit operations, mul, sort, sum...); Meta lets them through."""
+    dt = impl.dtype
+    if dt in _dt.BAREBONES_UNSIGNED_DTYPES and impl.device.type != "meta":
+        raise NotImplementedError(f'"{kernel}" not implemented for \'{dt.scalar_type_name}\'')
+
+
 def xp_copy(dst, src) -> None:
     """Elementwise copy with casting into a (possibly strided) destination array."""
     if type(dst).__module__.startswith("numpy"):
@@ -267,4 +275,5 @@ def xp_copy(dst, src) -> None:
 
 __all__ = ["priority", "common_dtype2", "common_dtype", "check_devices", "device_mismatch", "check_out_device",
            "check_iterator_output", "broadcast_error", "broadcast_operands", "check_out_dtype", "resize_out",
-           "write_out", "check_internal_overlap", "iterator_out", "check_no_partial_overlap"]
+           "write_out", "check_internal_overlap", "iterator_out", "check_no_partial_overlap",
+           "refuse_barebones_unsigned"]

@@ -140,6 +140,11 @@ OUT_OVERLAP_UNCHECKED = frozenset({"sum", "prod", "amax", "amin", "argmax", "arg
 OUT_NO_OVERLAP = frozenset({"gather"})
 
 
+# ops whose kernel lays out a resized out= itself as it does its functional result (the plan's strides:
+# cholesky_inverse makes each matrix column-major, on CPU); other out= are resized row-major
+OUT_PLAN_STRIDES = frozenset({"cholesky_inverse"})
+
+
 def out(opname: str, plan: Plan, r, out_tensor):
     _it.check_out_device(plan.device, out_tensor._impl)
     if opname in OUT_NO_OVERLAP:
@@ -152,7 +157,8 @@ def out(opname: str, plan: Plan, r, out_tensor):
         if r2 is not None:
             r = r2
     return _it.write_out(opname, out_tensor, _as_array(plan, r), plan.dtype,
-                         check_overlap=opname not in OUT_OVERLAP_UNCHECKED)
+                         check_overlap=opname not in OUT_OVERLAP_UNCHECKED,
+                         layout=(lambda: plan.strides) if opname in OUT_PLAN_STRIDES else None)
 
 
 def _inplace_dtype(opname: str, plan: Plan, self, xp):

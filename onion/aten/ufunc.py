@@ -70,6 +70,10 @@ class UfuncFormula:
     # ``plain_layout(ops) -> bool``: the output is plainly contiguous whatever the inputs' layout
     # (ops whose meta function sets the output without strides, e.g. pow.Scalar)
     plain_layout: object = None
+    # ``layout(impls, out_impl) -> strides or None``: an op's own CPU layout for its functional result
+    # (``out_impl`` None) or a resized ``out=``, where PyTorch's kernel does not let TensorIterator lay it
+    # out (a composite over empty_like, a complex result copied into a real one); None: TensorIterator's
+    layout: object = None
     # ``out_check(ops, result_dtype, out_dtype, inplace)``: an op's own rule for the dtype of an
     # ``out=`` / in-place result (instead of TensorIterator's can_cast)
     out_check: object = None
@@ -256,6 +260,10 @@ def _plain(formula: UfuncFormula, operands) -> bool:
 
 def functional(opname: str, formula: UfuncFormula, operands, scalars):
     r, out_dtype, dev, impls = _run(opname, formula, operands, scalars)
+    if formula.layout is not None and dev.type == "cpu":
+        want = formula.layout(impls, None)
+        if want is not None:
+            return _laid_out(r, out_dtype, dev, want)
     plain = _plain(formula, operands)
     r = _fix_result(r, out_dtype, dev, impls, plain)
     t = wrap(r, out_dtype, dev)
@@ -263,6 +271,13 @@ def functional(opname: str, formula: UfuncFormula, operands, scalars):
         want = _expected_strides(tuple(r.shape), impls)
         if want is not None:
             t._impl._strides = want
+    return t
+
+
+def _laid_out(r, out_dtype, dev, strides):
+    """The result as a fresh tensor with the given strides."""
+    t = empty_tensor(tuple(r.shape), out_dtype, dev, tuple(strides))
+    _it.xp_copy(t._impl._array, r)
     return t
 
 
@@ -332,8 +347,16 @@ def out_variant(opname: str, formula: UfuncFormula, operands, scalars, out):
         raise
     _it.check_iterator_output(dev, out._impl)
     _out_check(formula, operands, out_dtype, out, False)
-    return _it.write_out(opname, out, r, out_dtype, inputs=impls,
-                         layout=lambda: _expected_strides(tuple(r.shape), impls))
+    if formula.layout is not None and dev.type == "cpu":
+        def layout():
+            want = formula.layout(impls, out._impl)
+            return _expected_strides(tuple(r.shape), impls) if want is None else want
+    elif _plain(formula, operands):
+        layout = None       # resized row-major, as the functional result is laid out
+    else:
+        def layout():
+            return _expected_strides(tuple(r.shape), impls)
+    return _it.write_out(opname, out, r, out_dtype, inputs=impls, layout=layout)
 
 
 def _out_check(formula: UfuncFormula, operands, result_dtype, out, inplace) -> None:
@@ -489,7 +512,11 @@ class Ufunc:
     def _fast_ok(self, kinds) -> bool:
         f = self.formula
         return (self.backend_type == "cpu" and f.kind in _FAST_KINDS and f.promote is None
-                and f.plain_layout is None and kinds[0] == "Tensor" and len(kinds) <= 2
+                # a layout rule leaves the fast path, but abs's complex inputs (the only ones it lays out) leave
+                # anyway, and a tensor with a Python number (pow.Tensor_Scalar) takes shapes with sizes 0 or 1
+                # (where the layouts can differ) to the general path
+                and f.plain_layout is None and (f.layout is None or f.kind == "abs" or kinds[1:] == ("Scalar",))
+                and kinds[0] == "Tensor" and len(kinds) <= 2
                 and all(k in ("Tensor", "Scalar") for k in kinds))
 
     # the general path of each variant: ``run(opname, formula, operands, scalars[, out])``

@@ -10,6 +10,7 @@ from __future__ import annotations
 import weakref
 
 from ..aten.at import at
+from ..aten.math_bits import CONJ, MATH_BITS, NEG
 from ..core.creation_meta import view_rebase_error
 from ..core.geometry import contiguous_strides
 from ..core.tensor import make_tensor
@@ -148,6 +149,7 @@ class CopySlices(Node):
         super().__init__()
         self.base_geom = _geometry(base._impl)
         self.view_geom = _geometry(view._impl)
+        self.view_bits = _relative_bits(base, view)
         self.dtype = base._impl.dtype
         self.fn = fn
         self.next_functions = (gradient_edge(base),) + tuple(fn.next_functions[1:])
@@ -162,7 +164,7 @@ class CopySlices(Node):
         else:
             result = at.empty_strided(list(sizes), list(strides), grad.dtype, None, grad.device, None)
             at.copy_(result, grad, False)
-        grad_slice = at.as_strided(result, list(vs), list(vst), voff - offset)
+        grad_slice = _with_bits(at.as_strided(result, list(vs), list(vst), voff - offset), self.view_bits)
         res = self.fn.apply((at.clone(grad_slice, None),))
         if res[0] is not None:
             at.copy_(grad_slice, res[0], False)
@@ -183,6 +185,10 @@ class ViewOfBase(Node):
         super().__init__()
         self.base_geom = _geometry(base._impl)
         self.view_geom = _geometry(view._impl)
+        self.view_bits = _relative_bits(base, view)
+        if self.view_bits and self.view_geom == self.base_geom:     # a plain conj()/_neg_view() of the base
+            self._name = "ConjBackward0" if self.view_bits == CONJ else "NegViewBackward0" \
+                if self.view_bits == NEG else self._name
         self._in_meta = (meta(base),)
 
     def apply(self, grads):
@@ -191,4 +197,21 @@ class ViewOfBase(Node):
             return (None,)
         sizes, strides, offset = self.base_geom
         vs, vst, voff = self.view_geom
+        if self.view_bits:      # a conj()/neg() view: each is its own adjoint (ConjBackward0, NegViewBackward0)
+            grad = at.clone(_with_bits(grad, self.view_bits), None)
         return (as_strided_backward(grad, sizes, strides, offset, vs, vst, voff),)
+
+
+def _relative_bits(base, view) -> int:
+    """The Conjugate/Negative bits the view has and its base has not (or the reverse): the view's values are
+    the base's conjugated/negated."""
+    return (base._impl.keyset ^ view._impl.keyset) & MATH_BITS
+
+
+def _with_bits(t, bits):
+    """``t`` seen through a conj()/neg() view, as the view ``bits`` describe."""
+    if bits & CONJ and t._impl.dtype.is_complex:
+        t = at.conj(t)
+    if bits & NEG:
+        t = at._neg_view(t)
+    return t

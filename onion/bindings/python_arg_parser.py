@@ -196,6 +196,8 @@ class Param:
             raise _NoMatch(self, v)
         if base == "Scalar":
             if isinstance(v, Tensor) and v._impl._array.ndim == 0 and not v._impl.requires_grad:
+                if v._impl.device.type == "meta":   # no value to read: another signature must take it
+                    raise _NoMatch(self, v)
                 return v.item()
             return _scalar_value(v, self)
         if base == "str":

@@ -13,6 +13,8 @@ DTYPE_GROUPS = {
     "Integral": ("uint8", "int8", "int16", "int32", "int64"),
     "Complex": ("complex64", "complex128"),
     "BFloat16": ("bfloat16",), "Half": ("float16",), "Bool": ("bool",), "ComplexHalf": (),
+    # AT_BAREBONES_UNSIGNED_TYPES: the few kernels PyTorch dispatches for uint16/uint32/uint64
+    "BareBonesUnsigned": ("uint16", "uint32", "uint64"),
 }
 # a loop spec without a group list: every dtype
 DEFAULT_GROUPS = ("AllAndComplex", "Bool", "BFloat16", "Half")

@@ -60,13 +60,18 @@ _AUTOGEN_OUT = {"masked_fill.Scalar_out": ("self",), "masked_fill.Tensor_out": (
                     ("alias", "out"), ("as_strided", "out"), ("diagonal", "out"), ("expand", "out"),
                     ("permute", "out"), ("slice", "Tensor_out"), ("squeeze", "out"), ("squeeze", "dim_out"),
                     ("squeeze", "dims_out"), ("t", "out"), ("transpose", "int_out"), ("unfold", "out"),
-                    ("unsqueeze", "out"), ("view", "out"))}}
+                    ("unsqueeze", "out"), ("view", "out"), ("select", "int_out"), ("detach", "out"),
+                    ("_neg_view", "out"))}}
 for _name, _inputs in _AUTOGEN_OUT.items():
     for _arg in _inputs:
         KNOWN[(_name, _arg)] = ("PyTorch autogenerates this out= overload, so it takes the boxed autograd fallback, "
                                 "which only looks at out; onion gives it the refusal of every out= overload whose "
                                 "functional operator is differentiable")
     KNOWN[(_name, "out")] = "the same fallback names the operator 'aten::<name>()'; onion says '<name>()'"
+# (with these samples, view_as_real_copy's self and view_as_complex_copy's out give the same outcome)
+KNOWN[("view_as_real_copy.out", "out")] = "the boxed fallback names the operator 'aten::<name>()'; onion says '<name>()'"
+KNOWN[("view_as_complex_copy.out", "self")] = KNOWN[("view_as_real_copy.out", "out")].replace(
+    "names the operator 'aten::<name>()'; onion says '<name>()'", "accepts an input that requires grad; onion refuses")
 # the view-scatter out= overloads PyTorch autogenerates: the boxed fallback accepts inputs that require grad
 # (a NotImplemented grad_fn) and names 'aten::<op>()'; onion's composite out= refuses and says '<op>()'
 KNOWN.update({(f"{op}.out", arg): "PyTorch autogenerates this out= (boxed autograd fallback, as relu.out)"

@@ -565,6 +565,7 @@ def hand_calls() -> list:
         _g("function", "from_numpy", [NP((3,))], [S(0, "ndarray")]),
         _g("function", "numel", [t33], [S(0, "Tensor")]),
         _g("function", "view_as_complex", [T((3, 2))], [S(0, "Tensor")]),
+        _g("function", "view_as_complex_copy", [T((3, 2))], [S(0, "Tensor")]),
         _g("function", "result_type", [t33, Lit(2)], [S(0, "Tensor"), S(1, "Scalar")]),
         _g("function", "result_type", [t33, T((3,), "int64")], [S(0, "Tensor"), S(1, "Tensor")]),
         _g("method", "to", [t33, DT("float64")], [S(0, "Tensor", role="self"), S(1, "to_arg")],

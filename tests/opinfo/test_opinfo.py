@@ -9,7 +9,8 @@ through both libraries:
   default tolerances for the dtype, NaN at the same places), and a result that aliases an input in
   PyTorch aliases it in onion;
 - noncontiguous: the same for ``sample.noncontiguous()``;
-- meta: the function on Meta tensors gives the real result's shape, dtype and strides;
+- meta: the function on Meta tensors gives the real result's shape, dtype and strides (or those of
+  PyTorch's own Meta result, where its Meta kernel lays out otherwise than its CPU one);
 - out: ``out=`` with a correctly sized tensor and with an empty one that must be resized;
 - inplace: the in-place variant on a copy of the input, returning that tensor;
 - grad: in float64/complex128, gradients for the same output gradients equal PyTorch's.
@@ -269,7 +270,19 @@ class Case:
                 for a in _flat_tensors(ro[1]):
                     if a.device.type != "meta":
                         raise Mismatch(f"meta: onion returned a {a.device} tensor")
-                compare(ro[1], rt[1], "meta")
+                try:
+                    compare(ro[1], rt[1], "meta")
+                except Mismatch:
+                    # PyTorch's own Meta kernel may lay out differently from its CPU one (Python references
+                    # for empty_like/nan_to_num, CompositeExplicitAutograd ops on empty inputs): onion's Meta
+                    # may follow either
+                    try:
+                        compare(ro[1], rtm[1], "meta")
+                    except Mismatch:
+                        pass
+                    else:
+                        return
+                    raise
             self.attempt("meta", i, body)
 
     # out= ----------------------------------------------------------------------------------

@@ -18,6 +18,7 @@ from .. import view_geometry as g
 from ..at import at
 from ..math_bits import CONJ, NEG
 from ..tensor_new import empty_tensor
+from ..ufunc import meta_output_strides
 from .views import _share
 
 _REAL_OF = {_dt.complex64: _dt.float32, _dt.complex128: _dt.float64}
@@ -133,18 +134,21 @@ def _pair(name, a, b, values, out=None):
         if out._impl.dtype is not cdt:
             raise RuntimeError(f"Expected object of scalar type {cdt.scalar_type_name} but got scalar type "
                                f"{out._impl.dtype.scalar_type_name} for argument 'out'")
+    impls = [a._impl, b._impl]
     if device.type == "meta":
-        if out is None:
-            return empty_tensor(shape, cdt, device)
+        if out is None:     # PyTorch's Meta runs its Python reference: the references' elementwise layout
+            return empty_tensor(shape, cdt, device, meta_output_strides(shape, impls))
         _it.check_internal_overlap(out._impl)
         _it.resize_out(out, shape)
         return out
     arr = values(a._impl._array, b._impl._array)
+    # TensorIterator's layout (complex_out builds one over real and imag)
+    layout = tuple(g.output_strides_like(shape, [(tuple(i._array.shape), i.strides) for i in impls]))
     if out is None:
-        result = empty_tensor(shape, cdt, device)
+        result = empty_tensor(shape, cdt, device, layout)
         result._impl._array[...] = arr
         return result
-    return _it.write_out(name, out, arr, cdt, inputs=[a._impl, b._impl])
+    return _it.write_out(name, out, arr, cdt, inputs=impls, layout=lambda: layout)
 
 
 def _complex_values(x, y):
@@ -193,13 +197,21 @@ def _angle_values(arr, dt, out_np):
     return np.where(np.isnan(a), a, np.where(a < 0, np.asarray(np.pi, out_np), np.asarray(0, out_np)))
 
 
+def _angle_layout(impl, out_dtype):
+    """PyTorch's angle of a complex tensor into a real result computes a complex result apart and copies it
+    into the real one, made (or resized) row-major; otherwise TensorIterator lays the result out."""
+    shape = tuple(impl._array.shape)
+    if impl.dtype.is_complex and not out_dtype.is_complex:
+        return g.contiguous_strides(shape)
+    return tuple(g.output_strides_like(shape, [(shape, impl.strides)]))
+
+
 def angle(self):
     impl = self._impl
     odt = _angle_dtype(impl.dtype)
     shape = tuple(impl._array.shape)
-    # the input's layout; an empty result is contiguous (as PyTorch's)
-    result = empty_tensor(shape, odt, impl.device, g.like_strides(shape, impl.strides, None)
-                          if impl._array.size else None)
+    result = empty_tensor(shape, odt, impl.device, _angle_layout(impl, odt) if impl.device.type != "meta"
+                          else g.like_strides(shape, impl.strides, None) if impl._array.size else None)
     if impl.device.type != "meta":
         result._impl._array[...] = _angle_values(impl._array, impl.dtype, odt.np)
     return result
@@ -209,6 +221,5 @@ def angle_out(self, out):
     impl = self._impl
     odt = _angle_dtype(impl.dtype)
     _it.check_out_device(impl.device, out._impl)
-    shape = tuple(impl._array.shape)
     return _it.write_out("angle", out, _angle_values(impl._array, impl.dtype, odt.np), odt, inputs=[impl],
-                         layout=lambda: g.like_strides(shape, impl.strides, None))     # a resized out: the input's
+                         layout=lambda: _angle_layout(impl, out._impl.dtype))

@@ -18,6 +18,7 @@ from ..iterator import check_devices, common_dtype
 from ..structured import Plan
 from ..view_geometry import expand as _expand_geometry
 from ..view_geometry import legacy_type_str
+from .. import iterator as _it
 from .linalg import _bool_not_implemented, _checked_scalar, _compute_np, _prod
 
 _LOW = (_dt.float16, _dt.bfloat16)
@@ -90,6 +91,7 @@ def meta_dot(self, tensor):
 
 
 def dot_impl(xp, plan, self, tensor):
+    _it.refuse_barebones_unsigned("dot", self._impl)
     ct = _compute_np(plan.dtype)
     return xp.dot(_cast(self._impl._array, ct), _cast(tensor._impl._array, ct))
 
@@ -99,6 +101,7 @@ def meta_vdot(self, other):
 
 
 def vdot_impl(xp, plan, self, other):
+    _it.refuse_barebones_unsigned("dot", self._impl)
     ct = _compute_np(plan.dtype)
     return xp.vdot(_cast(self._impl._array, ct), _cast(other._impl._array, ct))
 

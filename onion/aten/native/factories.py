@@ -227,6 +227,7 @@ def arange_start_step(start, end, step=1, dtype=None, layout=None, device=None, 
     dt = dtype or _arange_dtype(start, end, step)
     vals = _arange_values(start, end, step, dt)
     out = empty_tensor((len(vals),), dt, canonical(device))
+    _it.refuse_barebones_unsigned("arange_cpu", out._impl)
     if out._impl.device.type != "meta":
         arr = _to_dtype_array(vals, dt)
         _it.xp_copy(out._impl._array, arr if out._impl.device.type == "cpu" else
@@ -243,6 +244,7 @@ def arange_start(start, end, dtype=None, layout=None, device=None, pin_memory=No
 
 
 def arange_start_out(start, end, step, out):
+    _it.refuse_barebones_unsigned("arange_cpu", out._impl)
     vals = _arange_values(start, end, step, out._impl.dtype)
     _it.iterator_out(out, (len(vals),))
     if out._impl.device.type != "meta":
@@ -272,6 +274,8 @@ def _linspace_values(start, end, steps, dt):
         return np.empty(0, compute)
     if steps == 1:
         return np.array([start], compute)
+    if dt in (_dt.float16, _dt.bfloat16):
+        return _half_linspace(start, end, steps, dt.np)
     step = (end - start) / (steps - 1)
     if dt.category == 2 and dt.itemsize < 8:
         step = float(dt.np.type(step))   # the step is held in the dtype (float, Half, BFloat16)
@@ -283,11 +287,29 @@ def _linspace_values(start, end, steps, dt):
         raise allocation_error((steps,), 8, e) from None
 
 
+def _half_linspace(start, end, steps, t):
+    """linspace in Half/BFloat16 as ATen's CPU kernel computes it: every operation in the dtype (c10's Half
+    arithmetic: through float, rounded after each one, an int64 operand converted to the dtype first),
+    start + step * i for the first half, end - step * (steps - 1 - i) for the second; float64 values."""
+    f32 = np.float32
+
+    def rnd(x):
+        return np.asarray(x, f32).astype(t).astype(f32)
+    with np.errstate(all="ignore"):     # overflow to inf is the dtype's own result
+        s, e = rnd(start), rnd(end)
+        step = rnd(rnd(e - s) / rnd(steps - 1))
+        i = np.arange(steps, dtype=np.int64)
+        up = rnd(s + rnd(step * rnd(i)))
+        down = rnd(e - rnd(step * rnd(steps - 1 - i)))
+    return np.where(i < steps // 2, up, down).astype(np.float64)
+
+
 def linspace(start, end, steps, dtype=None, layout=None, device=None, pin_memory=None):
     dt = dtype or (_dt.get_default_complex_dtype() if any(isinstance(v, complex) for v in (start, end))
                    else _dt.get_default_dtype())
     vals = _linspace_values(start, end, steps, dt)
     out = empty_tensor((steps,), dt, canonical(device))
+    _it.refuse_barebones_unsigned("linspace_cpu", out._impl)
     if out._impl.device.type != "meta":
         arr = _to_dtype_array(vals, dt)
         _it.xp_copy(out._impl._array, arr if out._impl.device.type == "cpu" else
@@ -316,6 +338,7 @@ def linspace_tensor_bounds(start, end, steps, dtype=None, layout=None, device=No
 
 
 def linspace_out(start, end, steps, out):
+    _it.refuse_barebones_unsigned("linspace_cpu", out._impl)
     vals = _linspace_values(start, end, steps, out._impl.dtype)
     _it.iterator_out(out, (steps,))
     if out._impl.device.type != "meta":

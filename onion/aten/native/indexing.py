@@ -303,6 +303,7 @@ def _masked_fill_dispatch(self_impl, indices, values):
 
 
 def _index_put_impl_(self, indices, values, accumulate=False, unsafe=False):
+    _it.refuse_barebones_unsigned("index_put", self._impl)
     impl = self._impl
     if impl._inference:
         impl.check_writable()
@@ -600,6 +601,7 @@ def _nonzero_array(impl):
 
 
 def nonzero(self):
+    _it.refuse_barebones_unsigned("nonzero_count_cpu", self._impl)
     impl = self._impl
     if impl.device.type == "meta":
         raise NotImplementedError(_NONZERO_META)
@@ -709,6 +711,7 @@ def _take_compute(self, index):
 
 
 def take(self, index):
+    _it.refuse_barebones_unsigned("take_cpu", self._impl)
     r = _take_compute(self, index)
     if r is None:
         return empty_tensor(tuple(index._impl._array.shape), self._impl.dtype, self._impl.device)
@@ -765,6 +768,7 @@ def put_(self, index, source, accumulate=False):
 
 
 def put(self, index, source, accumulate=False):
+    _it.refuse_barebones_unsigned("take_put_cpu", self._impl)
     return at.put_(at.clone(self, "preserve_format"), index, source, accumulate)
 
 
@@ -809,6 +813,7 @@ def _isin_values(e, test, invert):
 
 
 def isin_Tensor_Tensor(elements, test_elements, assume_unique=False, invert=False):
+    _it.refuse_barebones_unsigned("isin_default_cpu", elements._impl)
     return _isin_tensor_tensor(elements, test_elements, assume_unique, invert)
 
 

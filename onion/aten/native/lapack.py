@@ -19,7 +19,7 @@ from ..at import at
 from ..iterator import check_devices, resize_out
 from ..structured import Plan
 from ..tensor_new import empty_tensor
-from ..view_geometry import broadcast_pair_for_op
+from ..view_geometry import broadcast_pair_for_op, contiguous_strides as _contiguous_strides
 
 _FLOATING = (_dt.float32, _dt.float64, _dt.complex64, _dt.complex128)
 
@@ -168,7 +168,11 @@ def _trsm(A, B, lower, trans, unit, left=True):
 # --------------------------------------------------------------------------
 
 def meta_cholesky(self, upper=False):
-    nd = len(_shape(self))
+    shape = _shape(self)
+    if 0 in shape:
+        # PyTorch's cholesky returns empty_like(self, contiguous) for an empty input before any check
+        return Plan(shape, self._impl.dtype, self._impl.device, _contiguous_strides(shape), upper)
+    nd = len(shape)
     if nd < 2:
         raise RuntimeError("cholesky: The input tensor A must have at least 2 dimensions.")
     _square("cholesky", self)
@@ -209,6 +213,8 @@ def _cholesky_lower(name, a):
 
 def cholesky_impl(xp, plan, self, upper=False):
     a = self._impl._array
+    if a.size == 0:
+        return _np.empty(a.shape, a.dtype)
     if plan.extra:
         # U^H U = A from the upper triangle: the lower factor of A^H (its lower triangle is A's upper one)
         L = _cholesky_lower("cholesky", _conj_t(a))
@@ -614,9 +620,10 @@ def lu_solve(self, LU_data, LU_pivots):
                            f"{LU_data._impl.dtype.scalar_type_name} and B of type {self._impl.dtype.scalar_type_name} "
                            f"instead")
     P, L, U = at.lu_unpack(LU_data, LU_pivots, True, True)
-    # B taken column-major (as LAPACK reads it), so its gradient comes back column-major as PyTorch's
-    b = at.transpose_int(at.contiguous(at.transpose_int(self, -2, -1)), -2, -1)
-    pb = at.matmul(at.transpose_int(P, -2, -1), b)
+    # P^T B formed as (B^T P)^T: B's gradient is then the transpose of a row-major product, column-major as
+    # PyTorch's (whose gradient for B is itself a LAPACK solve)
+    # (B^T made contiguous, so that mm's backward, which follows its input's layout, is row-major too)
+    pb = at.transpose_int(at.matmul(at.contiguous(at.transpose_int(self, -2, -1)), P), -2, -1)
     y = at.triangular_solve(pb, L, False, False, True)[0]
     return at.triangular_solve(y, U, True, False, False)[0]
 

@@ -193,11 +193,13 @@ def _tri_mask(shape, k, lower):
 
 
 def tril_impl(xp, plan, self, diagonal=0):
+    _it.refuse_barebones_unsigned("tril", self._impl)
     a = self._impl._array
     return np.where(_tri_mask(a.shape, plan.extra, True), a, np.zeros((), a.dtype))
 
 
 def triu_impl(xp, plan, self, diagonal=0):
+    _it.refuse_barebones_unsigned("triu", self._impl)
     a = self._impl._array
     return np.where(_tri_mask(a.shape, plan.extra, False), a, np.zeros((), a.dtype))
 
@@ -386,14 +388,15 @@ def repeat_interleave_self_int(self, repeats, dim=None, output_size=None):
     shape = _shape(inp)
     d = wrap_dim(dim, len(shape))
     n = shape[d] if shape else 1
-    impl = inp._impl
-    if _is_meta(impl):
-        index = empty_tensor((n * repeats,), _dt.int64, impl.device)
-    else:
-        index = wrap(np.repeat(np.arange(n, dtype=np.int64), repeats), _dt.int64, impl.device)
     if output_size is not None and output_size != n * repeats:
         raise RuntimeError("allocated size does not match required size")
-    return at.index_select(inp, d, index)
+    if not shape:
+        inp, shape = at.reshape(inp, (1,)), (1,)
+    # as ATen's: each slice repeated by expanding a new dim after ``d``, then merged into it (no index_select,
+    # so dtypes index_select has no kernel for work too)
+    wide = list(shape[:d + 1]) + [repeats] + list(shape[d + 1:])
+    r = at.clone(at.expand(at.unsqueeze(inp, d + 1), wide, False), "contiguous_format")
+    return at.reshape(r, list(shape[:d]) + [n * repeats] + list(shape[d + 1:]))
 
 
 # --------------------------------------------------------------------------

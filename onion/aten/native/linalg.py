@@ -21,6 +21,7 @@ from ..view_geometry import broadcast_pair_for_op, expand as _expand_geometry, l
 from ..at import at
 from ..iterator import check_devices, check_out_device, device_mismatch, resize_out
 from ...core.tls import state as _tls_state
+from .. import iterator as _it
 
 _LOW = (_dt.float16, _dt.bfloat16)
 _float32 = _dt.float32
@@ -116,6 +117,7 @@ def meta_mm(self, mat2):
 
 
 def mm_impl(xp, plan, self, mat2):
+    _it.refuse_barebones_unsigned("addmm_impl_cpu_", self._impl)
     a = self._impl._array
     dt = plan.dtype
     if (dt is _float32 or dt is _float64) and type(a) is _ndarray:

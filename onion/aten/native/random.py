@@ -733,11 +733,13 @@ def randint_like_Tensor(self, high, dtype=None, layout=None, device=None, pin_me
 
 # ----------------------------------------------------------------------------- random_
 _INT_RANGE = {"bool": (0, 1), "uint8": (0, 255), "int8": (-128, 127), "int16": (-(1 << 15), (1 << 15) - 1),
-              "int32": (-(1 << 31), (1 << 31) - 1), "int64": (-(1 << 63), (1 << 63) - 1)}
+              "int32": (-(1 << 31), (1 << 31) - 1), "int64": (-(1 << 63), (1 << 63) - 1),
+              "uint16": (0, (1 << 16) - 1), "uint32": (0, (1 << 32) - 1), "uint64": (0, (1 << 64) - 1)}
 
 
 _TYPEMETA_NAMES = {"bool": "bool", "uint8": "unsigned char", "int8": "signed char", "int16": "short int",
-                   "int32": "int", "int64": "long int"}
+                   "int32": "int", "int64": "long int", "uint16": "unsigned short", "uint32": "unsigned int",
+                   "uint64": "unsigned long"}
 
 
 def _dtype_repr(dt) -> str:
@@ -1050,6 +1052,7 @@ def randperm_out(n, out):
 
 
 def randperm_generator_out(n, generator=None, out=None):
+    _it.refuse_barebones_unsigned("randperm", out._impl)
     _check_randperm(n, out._impl.dtype)
     _it.resize_out(out, (n,))
     impl = out._impl

@@ -20,6 +20,7 @@ from ..structured import Plan
 from ..tensor_new import wrap_cpu as _wrap_cpu
 from ...core.device import CPU as _CPU
 from ..view_geometry import wrap_dim
+from .. import iterator as _it
 
 _int64 = _dt.int64
 _float32 = _dt.float32
@@ -374,12 +375,14 @@ def _minmax_input(impl):
 
 
 def amax_impl(xp, plan, self, dim=(), keepdim=False):
+    _it.refuse_barebones_unsigned("max_values_cpu", self._impl)
     if plan.impl_error is not None:
         return None
     return xp.max(_minmax_input(self._impl), axis=plan.extra)
 
 
 def amin_impl(xp, plan, self, dim=(), keepdim=False):
+    _it.refuse_barebones_unsigned("min_values_cpu", self._impl)
     if plan.impl_error is not None:
         return None
     return xp.min(_minmax_input(self._impl), axis=plan.extra)
@@ -432,6 +435,7 @@ def _arg_input(impl):
 
 
 def argmax_impl(xp, plan, self, dim=None, keepdim=False):
+    _it.refuse_barebones_unsigned("argmax_cpu", self._impl)
     a = _arg_input(self._impl)
     if a.ndim == 0:
         return xp.zeros((), dtype=_int64.np)
@@ -439,6 +443,7 @@ def argmax_impl(xp, plan, self, dim=None, keepdim=False):
 
 
 def argmin_impl(xp, plan, self, dim=None, keepdim=False):
+    _it.refuse_barebones_unsigned("argmin_cpu", self._impl)
     a = _arg_input(self._impl)
     if a.ndim == 0:
         return xp.zeros((), dtype=_int64.np)

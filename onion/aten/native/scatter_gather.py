@@ -16,6 +16,7 @@ from ...core import dtype as _dt
 from ...core.geometry import contiguous_strides, wrap_dim
 from ..at import at
 from ..structured import Plan
+from .. import iterator as _it
 from .workspace import scratch
 
 _int64 = _dt.int64
@@ -516,6 +517,8 @@ def _index_select_values(plan, self, index):
 
 
 def index_select(self, dim, index):
+    if self._impl._array.ndim <= 1:   # ATen's index_select dispatches on dtype only for a vector self
+        _it.refuse_barebones_unsigned("index_select", self._impl)
     from ..structured import functional, meta_functional
     plan = _index_select_plan(self, dim, index)
     if _is_meta(self._impl, index._impl):
@@ -625,6 +628,7 @@ def meta_index_add(self, dim, index, source, alpha=1):
 
 
 def index_add_impl(xp, plan, self, dim, index, source, alpha=1):
+    _it.refuse_barebones_unsigned("index_add_", self._impl)
     is_one = not isinstance(alpha, bool) and alpha == 1
     return _index_scatter(plan, self, index, source, "sum", True, None if is_one else alpha, _add_oob)
 
@@ -742,6 +746,7 @@ def index_fill__int_Tensor(self, dim, index, value):
 
 
 def index_fill_int_Scalar(self, dim, index, value):
+    _it.refuse_barebones_unsigned("index_fill_cpu", self._impl)
     return at.index_fill__int_Scalar(at.clone(self, None), dim, index, value)
 
 

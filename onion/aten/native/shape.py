@@ -1113,6 +1113,8 @@ def _logspace_array(start, end, steps, base, dt):
         start, end = _real(start), _real(end)
     if steps == 0:
         return np.empty((0,), ct)
+    if dt.category == 2 and dt.itemsize < 8 and steps > 1:
+        return _float_logspace(start, end, steps, base, dt)
     if steps == 1:
         x = np.array([start], ct)
     else:
@@ -1126,6 +1128,23 @@ def _logspace_array(start, end, steps, base, dt):
         with np.errstate(all="ignore"):
             r = np.trunc(r)
     return r
+
+
+def _float_logspace(start, end, steps, base, dt):
+    """ATen's CPU logspace for a floating dtype: start and end (and their difference) rounded to the
+    dtype, then exponents and powers in double, each value rounded to the dtype (through float)."""
+    t = dt.np
+
+    def rnd(x):
+        x = np.asarray(x, np.float64)
+        return (x.astype(np.float32) if dt.itemsize < 4 else x).astype(t).astype(np.float64)
+    with np.errstate(all="ignore"):     # overflow to inf is the dtype's own result
+        s, e = rnd(start), rnd(end)
+        step = float(rnd(e - s)) / (steps - 1)
+        i = np.arange(steps, dtype=np.int64)
+        x = np.where(i < steps // 2, s + step * i, e - step * (steps - i - 1))
+        r = np.power(np.float64(base), x)
+        return r.astype(np.float32).astype(t) if dt.itemsize < 4 else r.astype(t)
 
 
 def _real(v):
@@ -1147,6 +1166,7 @@ def logspace(start, end, steps, base=10.0, dtype=None, layout=None, device=None,
                    else _dt.get_default_dtype())
     vals = _logspace_array(start, end, steps, base, dt)
     out = empty_tensor((steps,), dt, canonical(device))
+    _it.refuse_barebones_unsigned("logspace_cpu", out._impl)
     _write_values(out, vals)
     return out
 
@@ -1174,6 +1194,7 @@ def logspace_tensor_bounds(start, end, steps, base=10.0, dtype=None, layout=None
 
 
 def logspace_out(start, end, steps, base=10.0, out=None):
+    _it.refuse_barebones_unsigned("logspace_cpu", out._impl)
     dt = out._impl.dtype
     if dt is _dt.bool:
         raise NotImplementedError("\"logspace_cpu\" not implemented for 'Bool'")
@@ -1264,15 +1285,57 @@ def _restride(self, shape, strides):
     need = offset + (1 + sum((s - 1) * st for s, st in zip(shape, strides)) if all(shape) else 0)
     if need * dt.itemsize > storage._nbytes:
         flat = b.empty((need,), dt.np, impl.device)
+        old_data = storage.data
         if impl.device.type != "meta":
             old = storage._nbytes // dt.itemsize
             if old:
                 flat[:old] = b.view(storage, (old,), (1,), 0, dt.np)
         storage, _ = STORAGE_MAKERS[impl.device.type](flat)
         impl._storage = storage
+        impl._array = b.view(storage, shape, strides, offset if all(shape) else 0, dt.np)
+        impl._strides = strides if not all(shape) else None
+        if type(old_data) is np.ndarray and old_data.size:
+            _move_views(old_data, storage, impl)
+        return self
     impl._array = b.view(storage, shape, strides, offset if all(shape) else 0, dt.np)
     impl._strides = strides if not all(shape) else None
     return self
+
+
+def _move_views(old_data, storage, resized):
+    """PyTorch grows a storage in place: every tensor over it (views, the storage objects handed out) sees the
+    new memory.  onion's tensors hold NumPy views of the old buffer, so the ones over it are found (through
+    the garbage collector's referrers: only here, on the rare path where resize_ grows a shared storage) and
+    re-made over the new buffer at the same byte offsets."""
+    import gc
+    import sys
+    from ...core.storage import Storage
+    from ...core.tensor_impl import TensorImpl
+    root = old_data
+    while isinstance(root.base, np.ndarray):
+        root = root.base
+    del old_data
+    # held here (root), by the call (getrefcount's argument) and by the old buffer's byte view when root is not
+    # that view itself: anything more is another array over the old memory
+    if sys.getrefcount(root) <= 3:
+        return
+    start = root.__array_interface__["data"][0]
+    new_bytes = storage.data
+
+    def over_root(a):
+        return type(a) is np.ndarray and (a is root or a.base is root)
+    for obj in gc.get_objects():
+        if isinstance(obj, TensorImpl):
+            arr = obj._array
+            if obj is not resized and over_root(arr):
+                off = arr.__array_interface__["data"][0] - start
+                obj._array = np.ndarray(arr.shape, arr.dtype, new_bytes, off, arr.strides)
+                if obj._storage is not None:
+                    obj._storage = storage
+                    obj._offset = off // arr.dtype.itemsize
+        elif type(obj) is Storage and obj is not storage and over_root(obj.data):
+            obj.data = new_bytes
+            obj._nbytes = storage._nbytes
 
 
 def resize_(self, size, memory_format=None):

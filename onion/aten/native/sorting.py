@@ -166,16 +166,19 @@ def _all_reduce(name, kernel, self, fn):
 
 
 def max(self):  # noqa: A001 - the operator's name
+    _it.refuse_barebones_unsigned("max_all", self._impl)
     r = _all_reduce("max", "max_all", self, np.max)
     return _new(self._impl.device, (), self._impl.dtype, r)
 
 
 def min(self):  # noqa: A001
+    _it.refuse_barebones_unsigned("min_all", self._impl)
     r = _all_reduce("min", "min_all", self, np.min)
     return _new(self._impl.device, (), self._impl.dtype, r)
 
 
 def max_unary_out(self, out):
+    _it.refuse_barebones_unsigned("max_all", self._impl)
     r = _all_reduce("max", "max_all", self, np.max)
     return _write_outs("max", self._impl.device, [(out, (), self._impl.dtype, r)])[0]
 
@@ -209,10 +212,12 @@ def _dim_result(self, out_shape, vals, idx):
 
 
 def max_dim(self, dim, keepdim=False):
+    _it.refuse_barebones_unsigned("max_cpu", self._impl)
     return _dim_result(self, *_minmax_dim("max", self, dim, keepdim, True))
 
 
 def min_dim(self, dim, keepdim=False):
+    _it.refuse_barebones_unsigned("min_cpu", self._impl)
     return _dim_result(self, *_minmax_dim("min", self, dim, keepdim, False))
 
 
@@ -271,6 +276,7 @@ def _aminmax(self, dim, keepdim):
 
 
 def aminmax(self, dim=None, keepdim=False):
+    _it.refuse_barebones_unsigned("aminmax_cpu", self._impl)
     shape, lo, hi = _aminmax(self, dim, keepdim)
     dev, dt = self._impl.device, self._impl.dtype
     return _new(dev, shape, dt, lo), _new(dev, shape, dt, hi)
@@ -402,12 +408,14 @@ def _topk_candidates(a, k, largest):
 
 
 def topk(self, k, dim=-1, largest=True, sorted=True):  # noqa: A002
+    _it.refuse_barebones_unsigned("topk_cpu", self._impl)
     shape, vals, idx = _topk(self, k, dim, largest, sorted)
     dev = self._impl.device
     return _new(dev, shape, self._impl.dtype, vals), _new(dev, shape, _int64, idx)
 
 
 def topk_values(self, k, dim=-1, largest=True, sorted=True, values=None, indices=None):  # noqa: A002
+    _it.refuse_barebones_unsigned("topk_cpu", self._impl)
     shape, vals, idx = _topk(self, k, dim, largest, sorted)
     return _write_outs("topk", self._impl.device, [(values, shape, self._impl.dtype, vals),
                                                    (indices, shape, _int64, idx)])
@@ -454,6 +462,7 @@ def _kthvalue(self, k, dim, keepdim):
 
 
 def kthvalue(self, k, dim=-1, keepdim=False):
+    _it.refuse_barebones_unsigned("kthvalue_cpu", self._impl)
     return _dim_result(self, *_kthvalue(self, k, dim, keepdim))
 
 
@@ -488,6 +497,7 @@ def _median_dim(name, self, dim, keepdim, ignore_nan):
 
 
 def median_dim(self, dim, keepdim=False):
+    _it.refuse_barebones_unsigned("median_out", self._impl)
     return _dim_result(self, *_median_dim("median", self, dim, keepdim, False))
 
 
@@ -523,10 +533,12 @@ def _median_all(self, ignore_nan):
 
 
 def median(self):
+    _it.refuse_barebones_unsigned("median_cpu", self._impl)
     return _new(self._impl.device, (), self._impl.dtype, _median_all(self, False))
 
 
 def nanmedian(self):
+    _it.refuse_barebones_unsigned("median_cpu", self._impl)
     return _new(self._impl.device, (), self._impl.dtype, _median_all(self, True))
 
 
@@ -586,6 +598,7 @@ def _mode(self, dim, keepdim):
 
 
 def mode(self, dim=-1, keepdim=False):
+    _it.refuse_barebones_unsigned("mode_cpu", self._impl)
     return _dim_result(self, *_mode(self, dim, keepdim))
 
 
@@ -624,6 +637,7 @@ def _cumulative(self, dim, largest):
 
 
 def cummax(self, dim):
+    _it.refuse_barebones_unsigned("cummax_cpu", self._impl)
     return _dim_result(self, *_cumulative(self, dim, True))
 
 
@@ -739,6 +753,7 @@ def _searchsorted(seq, values, vdtype, vshape, out_int32, right, side, sorter):
 
 
 def searchsorted_Tensor(sorted_sequence, self, out_int32=False, right=False, side=None, sorter=None):
+    _it.refuse_barebones_unsigned("searchsorted_out_cpu", sorted_sequence._impl)
     vimpl = self._impl
     vshape = tuple(vimpl._array.shape)
     _searchsorted_checks(sorted_sequence, vshape, out_int32, right, side, sorter, None, self)
@@ -969,6 +984,7 @@ def unique_dim_consecutive(self, dim, return_inverse=False, return_counts=False)
 # --------------------------------------------------------------------------
 
 def bincount(self, weights=None, minlength=0):
+    _it.refuse_barebones_unsigned("bincount_cpu", self._impl)
     impl = self._impl
     if impl.dtype.category != 1:
         raise NotImplementedError(f'"bincount_cpu" not implemented for \'{impl.dtype.scalar_type_name}\'')
@@ -1249,6 +1265,7 @@ def _quantile(name, self, q, dim, keepdim, interpolation, ignore_nan):
     else:
         qv = np.array([q], dt.np)
         nq = 1
+    q_slope = None      # d rank / d q, where q is a tensor the linear weights depend on (as ATen's ranks)
     if _meta(impl) or qv is None:
         below = np.zeros(lead + (nq,), np.int64)
         above, weight = below, np.zeros(lead + (nq,), dt.np)
@@ -1259,10 +1276,15 @@ def _quantile(name, self, q, dim, keepdim, interpolation, ignore_nan):
         if ignore_nan:
             count = (n - np.isnan(s).sum(-1, keepdims=True)).astype(dt.np)
             rank = qv * (count - one)
+            q_fixed = np.broadcast_to(rank < 0, lead + (nq,))        # ATen clamps negative ranks to 0
+            q_slope = np.broadcast_to(count - one, lead + (nq,))
             rank = np.where(count == 0, dt.np.type(n - 1), rank)
         else:
             rank = np.broadcast_to(qv * dt.np.type(n - 1), lead + (nq,))
-            rank = np.where(np.isnan(s[..., -1:]), dt.np.type(n - 1), rank)
+            nan_row = np.isnan(s[..., -1:])
+            q_fixed = np.broadcast_to(nan_row, lead + (nq,))         # a row with NaN: rank fixed at n - 1
+            q_slope = np.full(lead + (nq,), n - 1, dt.np)
+            rank = np.where(nan_row, dt.np.type(n - 1), rank)
         if interpolation == "lower":
             rank = np.floor(rank)
         elif interpolation == "higher":
@@ -1280,6 +1302,14 @@ def _quantile(name, self, q, dim, keepdim, interpolation, ignore_nan):
     if interpolation in ("linear", "midpoint"):
         hi = _pick_sorted(srt, above, n)
         w = _new(impl.device, weight.shape, dt, weight)
+        if interpolation == "linear" and q_slope is not None and hasattr(q, "_impl") and q._impl.requires_grad:
+            # the weights are rank - floor(rank) with rank linear in q: q's gradient flows through them (the
+            # added term is zero, its derivative the slope), as through ATen's composite
+            # where a rank is fixed, ATen's masked_fill gives q a zero gradient (not NaN * 0)
+            dq = at.sub_Tensor(at.reshape(q, [-1]), at.reshape(q.detach(), [-1]), 1)
+            dw = dq * _new(impl.device, q_slope.shape, dt, q_slope)
+            w = w + at.where_self(_new(impl.device, q_fixed.shape, _dt.bool, q_fixed),
+                                  at.zeros_like(dw, None, None, None, None, None), dw)
         # ATen's lerp: from the nearer end, so a weight of 1 gives the upper value exactly
         diff = hi - lo
         r = at.where_self(at.lt_Scalar(w, 0.5), lo + w * diff, hi - diff * (1 - w))

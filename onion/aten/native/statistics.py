@@ -17,6 +17,7 @@ from ...core.promotion import can_cast
 from ..at import at
 from ..structured import Plan
 from ..view_geometry import wrap_dim
+from .. import iterator as _it
 from .reductions import _float_sum, _int_or_float_result, _reduce_dims, _reduced_shape
 
 _int64 = _dt.int64
@@ -295,6 +296,7 @@ def meta_count_nonzero(self, dim):
 
 
 def count_nonzero_impl(xp, plan, self, dim):
+    _it.refuse_barebones_unsigned("nonzero_count_cpu", self._impl)
     return xp.count_nonzero(self._impl._array, axis=plan.extra)
 
 
@@ -665,6 +667,7 @@ def dist_out(self, other, p=2, out=None):
 # --------------------------------------------------------------------------
 
 def trace(self):
+    _it.refuse_barebones_unsigned("trace", self._impl)
     impl = self._impl
     if impl._array.ndim != 2:
         raise RuntimeError(f"trace: expected a matrix, but got tensor with dim {impl._array.ndim}")
@@ -747,6 +750,7 @@ def meta_linalg_cross(self, other, dim=-1):
 
 
 def linalg_cross_impl(xp, plan, self, other, dim=-1):
+    _it.refuse_barebones_unsigned("cross", self._impl)
     a, b = self._impl._array, other._impl._array
     d = plan.extra
     a0, a1, a2 = (xp.take(a, [i], axis=d) for i in range(3))

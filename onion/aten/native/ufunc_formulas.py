@@ -9,6 +9,7 @@ import math
 
 from ...core import dtype as _dt
 from .. import iterator as _it
+from .. import view_geometry as _g
 from ..ufunc import UfuncFormula
 from .factories import checked_scalar
 
@@ -17,13 +18,14 @@ FORMULAS: dict = {}
 
 def formula(kind: str, n: int, *, check=None, errstate=False, opmath=True, torch_name="", skip_check=None, plain="",
             float_keeps_python_scalars=False, plain_scalars=(),
-            operand_check=None, promote=None, extra_dtypes=(), plain_layout=None, out_check=None):
+            operand_check=None, promote=None, extra_dtypes=(), plain_layout=None, out_check=None, layout=None):
     def deco(fn):
         FORMULAS[fn.__name__] = UfuncFormula(fn.__name__, fn, kind, n, check, errstate, opmath, torch_name, skip_check,
                                              operand_check=operand_check, promote=promote,
                                              extra_dtypes=tuple(extra_dtypes), plain_layout=plain_layout,
                                              out_check=out_check, plain=plain, plain_scalars=plain_scalars,
-                                             float_keeps_python_scalars=float_keeps_python_scalars)
+                                             float_keeps_python_scalars=float_keeps_python_scalars,
+                                             layout=layout)
         return fn
     return deco
 
@@ -210,7 +212,39 @@ def neg(xp, self):
     return xp.negative(self)
 
 
-@formula("unary", 1, out_check=same_dtype_out_check)      # also TensorIterator's plain unary op
+# Layouts of the kernels PyTorch writes as composites over empty_like (see UfuncFormula.layout).
+def _geometry(impl):
+    return tuple(impl._array.shape), impl.strides
+
+
+def _like_self_layout(impls, out):
+    """A functional result made by empty_like(self) (its layout kept exactly when dense, which an empty
+    tensor always is); ``out=`` is TensorIterator's."""
+    return _g.preserve_strides(*_geometry(impls[0])) if out is None else None
+
+
+def _abs_layout(impls, out):
+    """Complex abs: the functional result is empty_like(self) in the real dtype; into a real ``out=`` the
+    complex result is computed apart and copied into ``out`` resized row-major."""
+    a = impls[0]
+    if not a.dtype.is_complex:
+        return None
+    shape, strides = _geometry(a)
+    if out is None:
+        return _g.preserve_strides(shape, strides)
+    return None if out.dtype.is_complex else _g.contiguous_strides(shape)
+
+
+def _times_constant_layout(impls, out):
+    """deg2rad/rad2deg: empty_like(self), and ``out=`` a multiplication by a wrapped number (which keeps
+    TensorIterator off its same-shape fast path)."""
+    shape, strides = _geometry(impls[0])
+    if out is None:
+        return _g.preserve_strides(shape, strides)
+    return tuple(_g.output_strides_like(shape, [(shape, strides), ((), ())]))
+
+
+@formula("unary", 1, out_check=same_dtype_out_check, layout=_like_self_layout)  # out=: TensorIterator's unary op
 def conj_physical(xp, self):
     return xp.conjugate(self) if self.dtype.kind == "c" else self    # NumPy's conjugate turns bool into int8
 
@@ -220,7 +254,8 @@ def abs_check(dtype):
         raise _not_implemented("abs_cpu", dtype)
 
 
-@formula("abs", 1, check=abs_check, skip_check=_not_bool, plain="abs", out_check=same_dtype_out_check)
+@formula("abs", 1, check=abs_check, skip_check=_not_bool, plain="abs", out_check=same_dtype_out_check,
+         layout=_abs_layout)
 def abs(xp, self):  # noqa: A001 - the operator's name
     return xp.abs(self)
 
@@ -318,11 +353,33 @@ def pow(xp, self, exponent):  # noqa: A001 - the operator's name
     if self.dtype.kind == "i":
         return _int_pow(xp, self, exponent)
     r = xp.power(self, exponent)
-    if self.dtype.kind == "c" and getattr(exponent, "ndim", 0) and r.size:
-        # PyTorch's complex power of tensors is exp(y log x): 0 ** 0 is NaN there, where a Python number
-        # exponent 0 gives ones (the loop sees both as 0-d arrays, so a 0-d tensor exponent gives ones here)
-        r[(self == 0) & (exponent == 0)] = complex("nan+nanj")
+    if self.dtype.kind == "c":
+        zero = self == 0
+        if zero.any():
+            # PyTorch's complex power is exp(y log x), also at x = 0 where NumPy has its own rules: 0 ** 0 is
+            # NaN there, 0 ** y with Re(y) < 0 is inf+nanj
+            at_zero = xp.exp(exponent * xp.log(xp.zeros((), self.dtype)))
+            r = xp.where(zero, at_zero, r).astype(self.dtype, copy=False)
     return r
+
+
+def _unary_layout(impls, out):
+    """TensorIterator's layout of a unary op: pow.Tensor_Scalar's exponent is no operand of its iterator."""
+    shape, strides = _geometry(impls[0])
+    return tuple(_g.output_strides_like(shape, [(shape, strides)]))
+
+
+@formula("binary", 2, errstate=True, operand_check=pow_operand_check, extra_dtypes=(_dt.bool,), torch_name="pow",
+         layout=_unary_layout)
+def pow_tensor_scalar(xp, self, exponent):
+    """pow.Tensor_Scalar: PyTorch's kernel fills ones for a Python-number exponent 0 (0 ** 0 of complex
+    included) and copies self for exponent 1, before any arithmetic."""
+    if self.dtype.kind in "fc" and exponent.ndim == 0:
+        if exponent == 0:
+            return xp.ones(self.shape, self.dtype)
+        if exponent == 1:
+            return xp.asarray(self).copy()
+    return pow(xp, self, exponent)
 
 
 @formula("comparison", 2, torch_name="eq", plain="equal")
@@ -528,12 +585,12 @@ def _not_complex_runtime(name):
     return check
 
 
-@formula("unary_float", 1, check=_not_complex_runtime("deg2rad"), skip_check=_real)
+@formula("unary_float", 1, check=_not_complex_runtime("deg2rad"), skip_check=_real, layout=_times_constant_layout)
 def deg2rad(xp, self):
     return xp.multiply(self, xp.asarray(0.017453292519943295, dtype=self.dtype))
 
 
-@formula("unary_float", 1, check=_not_complex_runtime("rad2deg"), skip_check=_real)
+@formula("unary_float", 1, check=_not_complex_runtime("rad2deg"), skip_check=_real, layout=_times_constant_layout)
 def rad2deg(xp, self):
     return xp.multiply(self, xp.asarray(57.29577951308232, dtype=self.dtype))
 
@@ -679,7 +736,15 @@ def nan_to_num_out_check(ops, result, out, inplace):
                            f"{ops[0].dtype.scalar_type_name}")
 
 
-@formula("unary", 1, opmath=False, torch_name="nan_to_num", out_check=nan_to_num_out_check)
+def _nan_to_num_layout(impls, out):
+    """An integral (or bool) self is copied into ``out`` resized as at::native::resize_output does, row-major."""
+    a = impls[0]
+    if out is not None and a.dtype.category < 2:
+        return _g.contiguous_strides(tuple(a._array.shape))
+    return None
+
+
+@formula("unary", 1, opmath=False, torch_name="nan_to_num", out_check=nan_to_num_out_check, layout=_nan_to_num_layout)
 def nan_to_num(xp, self, nan, posinf, neginf):
     """NaN, +inf and -inf replaced (each part of a complex number); the defaults are the dtype's extremes."""
     kind = self.dtype.kind
