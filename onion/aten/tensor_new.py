@@ -7,9 +7,9 @@ from ..backends import backend_for
 from ..core import dtype as _dt
 from ..core.device import CPU, device as _device
 from ..core.dispatch_key import K, tensor_keyset
-from ..core.promotion import scalar_dtype
+from ..core.promotion import _SCALAR_DTYPE, scalar_dtype
 from ..core.tensor import Tensor, make_tensor
-from ..core.tensor_impl import TensorImpl
+from ..core.tensor_impl import TensorImpl, WrappedNumberImpl
 from ..core.tls import state as _tls_state
 
 _ndarray = np.ndarray
@@ -130,19 +130,32 @@ def allocation_error(shape, itemsize, exc, strides=None) -> BaseException:
 
 
 def scalar_to_tensor(value, device=CPU) -> Tensor:
-    """A 0-dim 'wrapped number' tensor, as PyTorch makes for Python scalars."""
-    dt = scalar_dtype(value)
+    """A 0-dim 'wrapped number' tensor, as PyTorch makes for Python scalars (made for every ``h * 1.01``,
+    so on CPU its slots are stored here, as ``wrap_cpu`` stores them)."""
+    dt = _SCALAR_DTYPE.get(type(value))
+    if dt is None:
+        dt = scalar_dtype(value)
     try:
-        arr = np.array(value, dtype=dt.np)
+        arr = np.array(value, dt.np)
     except OverflowError:
         raise OverflowError(f"int too big to convert: {value} does not fit in int64") from None
-    if device.type != "cpu":
-        t = wrap(backend_for(device).from_numpy(arr, device), dt, device)
-    else:
-        t = wrap_cpu(arr, dt)
-    impl = t._impl
-    impl.is_wrapped_number = True
+    impl = _new(WrappedNumberImpl)
     impl.wrapped_value = value      # the Python number itself, for kernels that hand it to NumPy as it is
+    impl.dtype = dt
+    impl.requires_grad = False
+    impl._base = None
+    inference = _tls_state().inference_mode
+    impl._inference = inference
+    if device.type != "cpu":
+        impl._array = backend_for(device).from_numpy(arr, device)
+        impl.device = device
+        impl.keyset = (_FRESH_INFERENCE if inference else _FRESH)[device._key]
+    else:
+        impl._array = arr
+        impl.device = CPU
+        impl.keyset = CPU_INFERENCE_KS if inference else CPU_KS
+    t = _new(Tensor)
+    t._impl = impl
     return t
 
 

@@ -142,6 +142,17 @@ class TensorImpl:
         return f"TensorImpl(sizes={self.sizes}, strides={self.strides}, dtype={self.dtype!r}, device={self.device})"
 
 
+class WrappedNumberImpl(TensorImpl):
+    """The 0-dim tensor PyTorch makes for a Python number passed where a Tensor goes (``h * 1.01``).
+
+    Its Python value rides along in a slot, for kernels that hand NumPy the number itself (a weak
+    scalar); the class says it is a wrapped number, so making one stores no instance dict.
+    """
+
+    __slots__ = ("wrapped_value",)
+    is_wrapped_number = True
+
+
 class LazyViewImpl(TensorImpl):
     """A view made in grad mode of a tensor that did not require grad then.
 
