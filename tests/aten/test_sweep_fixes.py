@@ -24,3 +24,49 @@ def test_igamma_nan_with_limits(name, dtype):
                                             onion.tensor(x, dtype=getattr(onion, dtype))),
                lambda: getattr(torch, name)(torch.tensor(a, dtype=getattr(torch, dtype)),
                                             torch.tensor(x, dtype=getattr(torch, dtype))))
+
+
+def _reduced(dtype, seed=0):
+    g = torch.Generator().manual_seed(seed)
+    t = (torch.rand(96, generator=g) * 10 - 3).to(getattr(torch, dtype))
+    return onion.tensor(t.float().numpy()).to(getattr(onion, dtype)), t
+
+
+_SCALAR_OPS = {
+    # TensorIterator casts a Python number to the float16/bfloat16 compute dtype: h + 2.7 adds float16(2.7)
+    "add": lambda m, x, s: m.add(x, s), "sub": lambda m, x, s: m.sub(x, s), "rsub": lambda m, x, s: m.rsub(x, s),
+    "fmod": lambda m, x, s: m.fmod(x, s), "remainder": lambda m, x, s: m.remainder(x, s),
+    "pow": lambda m, x, s: m.pow(x.abs(), s), "xlogy": lambda m, x, s: m.xlogy(x, s),
+    "eq": lambda m, x, s: m.eq(x, s), "gt": lambda m, x, s: m.gt(x, s),
+    # mul/div read the number as a float32 scalar (opmath), unrounded
+    "mul": lambda m, x, s: m.mul(x, s), "div": lambda m, x, s: m.div(x, s),
+    "div_trunc": lambda m, x, s: m.div(x, s, rounding_mode="trunc"),
+    "div_floor": lambda m, x, s: m.div(x, s, rounding_mode="floor"),
+    "floor_divide": lambda m, x, s: m.floor_divide(x, s),
+}
+
+
+@pytest.mark.parametrize("op", sorted(_SCALAR_OPS))
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+@pytest.mark.parametrize("scalar", [2.7, 0.1, 1e-3])
+def test_reduced_float_with_python_number(op, dtype, scalar):
+    (o, t), f = _reduced(dtype), _SCALAR_OPS[op]
+    check_same(lambda: f(onion, o, scalar), lambda: f(torch, t, scalar), exact=True)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_reduced_float_zero_dim_operand(dtype):
+    # a 0-d float64 tensor second: mul/div read it unrounded; first, or for add, it is cast to the dtype
+    (o, t) = _reduced(dtype, 1)
+    so, st = onion.tensor(0.1, dtype=onion.float64), torch.tensor(0.1, dtype=torch.float64)
+    for f in (lambda m, a, b: m.mul(a, b), lambda m, a, b: m.div(a, b), lambda m, a, b: m.add(a, b),
+              lambda m, a, b: m.div(a, b, rounding_mode="trunc")):
+        check_same(lambda: f(onion, o, so), lambda: f(torch, t, st), exact=True)
+        check_same(lambda: f(onion, so, o), lambda: f(torch, st, t), exact=True)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_reduced_float_xlogy_rounds_log(dtype):
+    # PyTorch's float16/bfloat16 xlogy rounds log(y) to the dtype before the product
+    (x, xt), (y, yt) = _reduced(dtype, 2), _reduced(dtype, 3)
+    check_same(lambda: onion.xlogy(x, y.abs()), lambda: torch.xlogy(xt, yt.abs()), exact=True)

@@ -17,9 +17,11 @@ FORMULAS: dict = {}
 
 def formula(kind: str, n: int, *, check=None, errstate=False, opmath=True, torch_name="", skip_check=None, plain="",
             float_keeps_python_scalars=False, plain_scalars=(),
-            operand_check=None, promote=None, extra_dtypes=(), plain_layout=None, out_check=None):
+            operand_check=None, promote=None, extra_dtypes=(), plain_layout=None, out_check=None,
+            opmath_scalars=False):
     def deco(fn):
         FORMULAS[fn.__name__] = UfuncFormula(fn.__name__, fn, kind, n, check, errstate, opmath, torch_name, skip_check,
+                                             opmath_scalars=opmath_scalars,
                                              operand_check=operand_check, promote=promote,
                                              extra_dtypes=tuple(extra_dtypes), plain_layout=plain_layout,
                                              out_check=out_check, plain=plain, plain_scalars=plain_scalars,
@@ -124,12 +126,12 @@ def sub(xp, self, other, alpha):
     return xp.subtract(self, xp.multiply(other, _as_elem(xp, alpha, other)))
 
 
-@formula("binary", 2, plain="multiply")
+@formula("binary", 2, plain="multiply", opmath_scalars=True)
 def mul(xp, self, other):
     return xp.multiply(self, other)        # on bool arrays this is logical and
 
 
-@formula("binary_float", 2, errstate=True, plain="true_divide")
+@formula("binary_float", 2, errstate=True, plain="true_divide", opmath_scalars=True)
 def div_true(xp, self, other):
     return xp.true_divide(self, other)
 
@@ -156,9 +158,10 @@ def div_mode_promote(ops, common, rounding_mode):
 
 # kind binary_float: the generated fast path then only takes floating inputs, whose dtype every mode keeps.
 # opmath is done here: float16/bfloat16 round the quotient to their own precision before truncating
-# (as PyTorch's vectorised reduced-float kernel does), but floor the float32 quotient.
+# (as PyTorch's vectorised reduced-float kernel does), but floor the float32 quotient; a divisor that is one
+# element (PyTorch's CPU scalar: its value unrounded, opmath_scalars) gives trunc/floor of the float32 quotient.
 @formula("binary_float", 2, check=div_mode_check, promote=div_mode_promote, errstate=True, torch_name="div",
-         opmath=False)
+         opmath=False, opmath_scalars=True)
 def div_mode(xp, self, other, rounding_mode):
     dt = self.dtype
     if dt.kind in "iu":
@@ -171,6 +174,7 @@ def div_mode(xp, self, other, rounding_mode):
         return q + fix.astype(q.dtype)
     reduced = dt.itemsize == 2 and dt.kind != "c"
     if reduced:
+        reduced = not (other.size == 1 or not any(other.strides))     # a scalar divisor: all in float32
         self, other = self.astype(xp.float32), other.astype(xp.float32)
     if rounding_mode is None:
         r = xp.true_divide(self, other)
@@ -823,9 +827,15 @@ def nextafter(xp, self, other):
     return xp.nextafter(self, other)
 
 
-@formula("binary_float", 2, errstate=True, torch_name="xlogy")
+# opmath is done here: PyTorch's float16/bfloat16 kernel rounds log(y) to the dtype before multiplying.
+@formula("binary_float", 2, errstate=True, torch_name="xlogy", opmath=False)
 def xlogy(xp, self, other):
     """x * log(y), 0 where x is 0 (unless y is NaN)."""
+    dt = self.dtype
+    if dt.itemsize == 2:        # float16/bfloat16 (binary_float: no integers here)
+        self, other = self.astype(xp.float32), other.astype(xp.float32)
+        r = xp.multiply(self, xp.log(other).astype(dt).astype(xp.float32))
+        return xp.where((self == 0) & ~xp.isnan(other), xp.zeros((), r.dtype), r).astype(dt)
     r = xp.multiply(self, xp.log(other))
     return xp.where((self == 0) & ~xp.isnan(other), xp.zeros((), r.dtype), r)
 
@@ -1023,7 +1033,8 @@ def floor_divide_check(dtype):
         raise _not_implemented("div_floor_cpu", dtype)
 
 
-@formula("binary", 2, check=floor_divide_check, errstate=True, opmath=False, torch_name="div_floor")
+@formula("binary", 2, check=floor_divide_check, errstate=True, opmath=False, torch_name="div_floor",
+         opmath_scalars=True)
 def floor_divide(xp, self, other):
     """div(rounding_mode='floor'): integers by zero raise, floats floor the exact quotient."""
     return div_mode(xp, self, other, "floor")
