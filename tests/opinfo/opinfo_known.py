@@ -91,4 +91,4 @@ SIMD_HALF_ALPHA = ("float16 add/sub with alpha: PyTorch's AVX512 kernel computes
                    "over the 32-element vector body, but its scalar tail (the last n % 32 elements of each inner "
                    "loop) rounds alpha * other to float16 before adding; onion computes every element in float32 "
                    "(the body's result); the tail's elements differ by one float16 ulp where the rounding matters")
-KNOWN_FULL.update({("sub", check, "float16"): SIMD_HALF_ALPHA for check in _VALUE_CHECKS})
+KNOWN_FULL.update({("sub", check, "float16"): SIMD_HALF_ALPHA for check in (*_VALUE_CHECKS, "out", "inplace")})
