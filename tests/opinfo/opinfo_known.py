@@ -92,3 +92,5 @@ SIMD_HALF_ALPHA = ("float16 add/sub with alpha: PyTorch's AVX512 kernel computes
                    "loop) rounds alpha * other to float16 before adding; onion computes every element in float32 "
                    "(the body's result); the tail's elements differ by one float16 ulp where the rounding matters")
 KNOWN_FULL.update({("sub", check, "float16"): SIMD_HALF_ALPHA for check in (*_VALUE_CHECKS, "out", "inplace")})
+KNOWN_FULL.update({(f"polygamma.polygamma_n_{n}", check, "float32"): POLYGAMMA_F32
+                   for n in (1, 2, 3, 4) for check in ("out", "inplace")})
