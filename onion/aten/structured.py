@@ -104,8 +104,9 @@ def functional(plan: Plan, r):
         # and shape becomes the new tensor's array as it is
         if type(r) is not _ndarray:
             r = _asarray(r)
-        if r.dtype is not dtype.np or r.shape != plan.shape or (r.ndim > 1 and plan.strides is None
-                                                                  and (not r.flags.c_contiguous or 1 in r.shape)):
+        shape = r.shape         # (each NumPy attribute read costs a generic lookup: read once)
+        if r.dtype is not dtype.np or shape != plan.shape or (len(shape) > 1 and plan.strides is None
+                                                              and (not r.flags.c_contiguous or 1 in shape)):
             r = _contiguous(plan, _as_array(plan, r))
         t = _wrap_cpu(r, dtype)
     else:

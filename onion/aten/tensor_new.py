@@ -25,7 +25,7 @@ CPU_INFERENCE_KS = _FRESH_INFERENCE[K.CPU]
 
 def wrap_cpu(array, dtype) -> Tensor:
     """A new CPU tensor over ``array`` (a NumPy result; 0-d scalars become arrays), an inference
-    tensor inside inference mode.  Every CPU kernel ends here, so the impl's four fields are stored
+    tensor inside inference mode.  Every CPU kernel ends here, so the impl's slots are stored
     directly, which is cheaper than calling its constructor."""
     if type(array) is not _ndarray:
         array = _asarray(array)
@@ -33,11 +33,14 @@ def wrap_cpu(array, dtype) -> Tensor:
     impl._array = array
     impl.dtype = dtype
     impl.device = CPU
+    impl.requires_grad = False
+    impl._base = None
     if _tls_state().inference_mode:
         impl.keyset = CPU_INFERENCE_KS
         impl._inference = True
     else:
         impl.keyset = CPU_KS
+        impl._inference = False
     t = _new(Tensor)
     t._impl = impl
     return t

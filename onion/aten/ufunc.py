@@ -23,8 +23,15 @@ from .view_geometry import (elementwise_ref_strides, expand as expand_geometry, 
                             meta_like_strides, output_strides_like, preserve_strides)
 from .tensor_new import empty_tensor
 from .tensor_new import scalar_to_tensor as _scalar_to_tensor, wrap_cpu as _wrap_cpu
+from .tensor_new import CPU_KS as _CPU_KS, CPU_INFERENCE_KS as _CPU_INFERENCE_KS
+from ..core.device import CPU as _CPU
+from ..core.tensor import Tensor as _Tensor
+from ..core.tensor_impl import TensorImpl as _TensorImpl
+from ..core.tls import state as _tls_state
 import numpy as _np
 from numpy import ndarray as _ndarray
+
+_new = object.__new__
 
 
 def parse_dtype_spec(spec: str) -> tuple:
@@ -568,7 +575,11 @@ def _ready_front(uf: Ufunc, general, opname: str = ""):
     """The commonest CPU calls first: operands of one dtype that ``uf.ready`` has, or a float tensor with
     a Python number (``h * 1.01``), and (for add/sub) the default ``alpha=1``.  The bare NumPy function
     runs on the arrays and its result is wrapped; anything else (promotion, a layout PyTorch would order
-    otherwise) is ``general``'s."""
+    otherwise) is ``general``'s.
+
+    These fronts run for most calls of most programs, so each is one Python frame: the stores of
+    ``tensor_new.wrap_cpu`` (the definition of a new CPU result) are spelled out in them rather than
+    called (a call costs as much as the stores)."""
     ready = uf.ready
     if not ready or uf.formula.operand_check is not None:
         return general
@@ -576,56 +587,86 @@ def _ready_front(uf: Ufunc, general, opname: str = ""):
     if uf.formula.n_tensors == 1:
         def unary(ks, self):
             ai = self._impl
-            fn = ready.get(ai.dtype)
+            dt = ai.dtype
+            fn = ready.get(dt)
             if fn is not None:
                 a = ai._array
                 if a.ndim < 2 or a.flags.c_contiguous:
-                    return _wrap_cpu(fn(a), to_bool or ai.dtype)
+                    r = fn(a)
+                    if type(r) is not _ndarray:
+                        r = _np.asarray(r)
+                    impl = _new(_TensorImpl)       # wrap_cpu's stores
+                    impl._array = r
+                    impl.dtype = to_bool or dt
+                    impl.device = _CPU
+                    impl.requires_grad = False
+                    impl._base = None
+                    if _tls_state().inference_mode:
+                        impl.keyset = _CPU_INFERENCE_KS
+                        impl._inference = True
+                    else:
+                        impl.keyset = _CPU_KS
+                        impl._inference = False
+                    t = _new(_Tensor)
+                    t._impl = impl
+                    return t
             return general(ks, self)
         return unary if not uf.formula.plain_scalars else general
 
-    if uf.formula.plain_scalars:
-        (want,) = uf.formula.plain_scalars
+    # add/sub take the bare function only for alpha=1 (``plain_scalars``); the other binary ops have no
+    # scalar, and their calls leave ``alpha`` at that default
+    has_alpha = bool(uf.formula.plain_scalars)
+    want = uf.formula.plain_scalars[0] if has_alpha else 1
 
-        def binary_alpha(ks, self, other, alpha):
-            if alpha.__class__ is int and alpha == want:
-                r = _ready_pair(ready, to_bool, self._impl, other._impl)
-                if r is not None:
-                    return r
+    def binary(ks, self, other, alpha=want):
+        ai = self._impl
+        dt = ai.dtype
+        fn = ready.get(dt)
+        if fn is not None and alpha.__class__ is int and alpha == want:
+            r = None
+            bi = other._impl
+            a = ai._array
+            if dt is bi.dtype:
+                # both at most 1-D: NumPy's result is a new contiguous vector, as PyTorch's (a 0-d operand
+                # broadcast included; shapes that do not broadcast make NumPy raise, and the general path
+                # raises PyTorch's error); or both contiguous of one shape.  Two wrapped numbers (0-d) go
+                # to the general path, which gives them the default dtype.
+                b = bi._array
+                na = a.ndim
+                if na < 2 and b.ndim < 2:
+                    if na or not ai.is_wrapped_number:
+                        try:
+                            r = fn(a, b)
+                        except ValueError:
+                            pass
+                elif a.shape == b.shape and a.flags.c_contiguous and b.flags.c_contiguous:
+                    r = fn(a, b)
+            elif bi.is_wrapped_number and not ai.is_wrapped_number:
+                v = _kept_number(dt, bi.wrapped_value, a)
+                if v is not None:
+                    r = fn(a, v)
+            if r is not None:
+                if type(r) is not _ndarray:
+                    r = _np.asarray(r)
+                impl = _new(_TensorImpl)           # wrap_cpu's stores
+                impl._array = r
+                impl.dtype = to_bool or dt
+                impl.device = _CPU
+                impl.requires_grad = False
+                impl._base = None
+                if _tls_state().inference_mode:
+                    impl.keyset = _CPU_INFERENCE_KS
+                    impl._inference = True
+                else:
+                    impl.keyset = _CPU_KS
+                    impl._inference = False
+                t = _new(_Tensor)
+                t._impl = impl
+                return t
+        if has_alpha:
             return general(ks, self, other, alpha)
-        return binary_alpha
-
-    def binary(ks, self, other):
-        r = _ready_pair(ready, to_bool, self._impl, other._impl)
-        return r if r is not None else general(ks, self, other)
+        return general(ks, self, other)
     return binary
-
-
-def _ready_pair(ready, to_bool, ai, bi):
-    """The front's two-operand case: the result tensor, or None for the general path.  Operands of one
-    dtype when NumPy lays ``fn(a, b)`` out as PyTorch would (both at most 1-D: the result is a new
-    contiguous vector, as PyTorch's, broadcast of a 0-d operand included; or both contiguous of one shape);
-    or a float tensor with a Python number that keeps its dtype (``_kept_number``)."""
-    if ai.is_wrapped_number:
-        return None
-    dt = ai.dtype
-    fn = ready.get(dt)
-    if fn is None:
-        return None
-    a = ai._array
-    if dt is bi.dtype:
-        b = bi._array
-        if a.ndim < 2 and b.ndim < 2:
-            same = a.shape == b.shape or a.ndim == 0 or b.ndim == 0
-        else:
-            same = a.shape == b.shape and a.flags.c_contiguous and b.flags.c_contiguous
-        if same:
-            return _wrap_cpu(fn(a, b), to_bool or dt)
-    elif bi.is_wrapped_number:
-        v = _kept_number(dt, bi.wrapped_value, a)
-        if v is not None:
-            return _wrap_cpu(fn(a, v), to_bool or dt)
-    return None
 
 
 def _binary_fast(uf: Ufunc, opname: str, wrap_other: bool):

@@ -104,7 +104,7 @@ def _view_gains_history(impl) -> None:
     d = impl.__dict__
     d.pop("_own_requires_grad", None)
     d.pop("_lazy_grad_fn", None)
-    d["requires_grad"] = True
+    impl.requires_grad = True
     d["_grad_fn"] = None
     d["_view_version"] = -1
 

@@ -26,7 +26,8 @@ DEFAULT_EXCLUDE = AUTOCAST_MASK
 class DispatchState:
     """One immutable snapshot of the per-thread dispatch state; ``mask`` caches ``~exclude``."""
 
-    __slots__ = ("include", "exclude", "mask", "grad_enabled", "inference_mode", "mode_stack", "_memo")
+    __slots__ = ("include", "exclude", "mask", "grad_enabled", "inference_mode", "mode_stack", "_memo",
+                 "below_autograd")
 
     def __init__(self, include: int, exclude: int, grad_enabled: bool, inference_mode: bool,
                  mode_stack: tuple = ()):
@@ -37,6 +38,11 @@ class DispatchState:
         self.inference_mode = bool(inference_mode)
         self.mode_stack = mode_stack
         self._memo = {}
+        # this state with every Autograd key excluded: what a recording kernel runs the op under (made
+        # with the state, so the kernel reads a slot; that state's own is itself)
+        below = exclude | AUTOGRAD_MASK
+        self.below_autograd = self if below == exclude else \
+            make_state(include, below, grad_enabled, inference_mode, mode_stack)
 
     def replace(self, **changes) -> "DispatchState":
         fields = dict(include=self.include, exclude=self.exclude, grad_enabled=self.grad_enabled,
@@ -52,14 +58,6 @@ class DispatchState:
         st = self._memo.get(key)
         if st is None:
             st = self._memo[key] = make()
-        return st
-
-    @property
-    def below_autograd(self) -> "DispatchState":
-        """This state with every Autograd key excluded: what a recording kernel runs the op under."""
-        st = self._memo.get("below_autograd")
-        if st is None:
-            st = self._cached("below_autograd", lambda: self.replace(exclude=self.exclude | AUTOGRAD_MASK))
         return st
 
     def with_grad(self, enabled: bool) -> "DispatchState":

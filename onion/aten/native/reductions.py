@@ -17,6 +17,8 @@ from ...core import dtype as _dt
 from ...core.promotion import can_cast
 from ..at import at
 from ..structured import Plan
+from ..tensor_new import wrap_cpu as _wrap_cpu
+from ...core.device import CPU as _CPU
 from ..view_geometry import wrap_dim
 
 _int64 = _dt.int64
@@ -197,6 +199,19 @@ def sum_impl(xp, plan, self, dim, keepdim=False, dtype=None):
 
 
 def sum(self, dtype=None):  # noqa: A001 - the operator's name
+    """PyTorch's composite: ``sum.dim_IntList`` over every dim.  A CPU tensor of a few elements (or
+    not float32/complex64, whose long sums need ``_float_sum``'s care) is summed here with the same
+    NumPy call its CPU kernel would make: the whole-tensor sum is the commonest reduction, and the
+    second dispatch and plan cost more than the sum."""
+    impl = self._impl
+    if dtype is None and impl.device is _CPU:
+        dt = impl.dtype
+        out = _int64 if dt.category < 2 else dt
+        acc = _acc_np(out)
+        a = impl._array
+        if (acc is not _f32_np and acc is not _c64_np) or a.size <= 512:
+            r = _np_add_reduce(a, None, acc)
+            return _wrap_cpu(r if acc is out.np else r.astype(out.np), out)
     return at.sum_dim_IntList(self, None, False, dtype)
 
 

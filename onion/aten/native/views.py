@@ -60,11 +60,17 @@ def _share(src, arr, delta):
         storage = impl.storage()
     # made in grad mode from a tensor without grad: a view that follows its base if that gains history
     grad_mode = _tls_state().grad_enabled
-    v = _new(LazyViewImpl if not impl.requires_grad and grad_mode and not impl._inference else TensorImpl)
+    inference = impl._inference
+    if not impl.requires_grad and grad_mode and not inference:
+        v = _new(LazyViewImpl)      # its requires_grad is a property: the slot stays unset
+    else:
+        v = _new(TensorImpl)
+        v.requires_grad = False
     v._array = arr
     v.dtype = impl.dtype
     v.device = impl.device
     v.keyset = impl.keyset
+    v._inference = inference
     v._storage = storage
     offset = impl._offset + delta
     if offset:              # 0 is the class default
@@ -73,8 +79,8 @@ def _share(src, arr, delta):
     if vc is None:
         vc = impl._vc = [0]
     v._vc = vc
-    if impl._inference:
-        v._inference = True     # a view of an inference tensor is no view for autograd (PyTorch)
+    if inference:
+        v._base = None          # a view of an inference tensor is no view for autograd (PyTorch)
     else:
         base = impl._base
         if base is None:        # the root's Python object too, so that ``_base`` is that very tensor
