@@ -70,3 +70,22 @@ def test_reduced_float_xlogy_rounds_log(dtype):
     # PyTorch's float16/bfloat16 xlogy rounds log(y) to the dtype before the product
     (x, xt), (y, yt) = _reduced(dtype, 2), _reduced(dtype, 3)
     check_same(lambda: onion.xlogy(x, y.abs()), lambda: torch.xlogy(xt, yt.abs()), exact=True)
+
+
+_SCALAR_ARGS = {
+    # alpha is held in the dtype (rounded); lerp's Scalar weight is read as opmath (unrounded)
+    "add_alpha": lambda m, a, b, v: m.add(a, b, alpha=v), "sub_alpha": lambda m, a, b, v: m.sub(a, b, alpha=v),
+    "lerp": lambda m, a, b, v: m.lerp(a, b, v),
+    # a Python number first or in-place: cast to the dtype
+    "pow_scalar_base": lambda m, a, b, v: m.pow(v, a), "radd": lambda m, a, b, v: v + a,
+    "rsub": lambda m, a, b, v: v - a, "iadd": lambda m, a, b, v: a.clone().add_(v),
+    "ipow": lambda m, a, b, v: a.abs().pow_(v), "atan2_0d": lambda m, a, b, v: m.atan2(a, m.tensor(v)),
+}
+
+
+@pytest.mark.parametrize("op", sorted(_SCALAR_ARGS))
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_reduced_float_scalar_arguments(op, dtype):
+    (a, at), (b, bt), f = _reduced(dtype, 4), _reduced(dtype, 5), _SCALAR_ARGS[op]
+    for v in (2.7, 0.1):
+        check_same(lambda: f(onion, a, b, v), lambda: f(torch, at, bt, v), exact=True)
