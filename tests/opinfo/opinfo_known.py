@@ -94,3 +94,5 @@ SIMD_HALF_ALPHA = ("float16 add/sub with alpha: PyTorch's AVX512 kernel computes
 KNOWN_FULL.update({("sub", check, "float16"): SIMD_HALF_ALPHA for check in (*_VALUE_CHECKS, "out", "inplace")})
 KNOWN_FULL.update({(f"polygamma.polygamma_n_{n}", check, "float32"): POLYGAMMA_F32
                    for n in (1, 2, 3, 4) for check in ("out", "inplace")})
+KNOWN_FULL.update({("topk", check, dt): TIE_ORDER for dt in ("int16", "int32", "int8", "uint8")
+                   for check in _VALUE_CHECKS})
