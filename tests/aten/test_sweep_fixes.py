@@ -89,3 +89,17 @@ def test_reduced_float_scalar_arguments(op, dtype):
     (a, at), (b, bt), f = _reduced(dtype, 4), _reduced(dtype, 5), _SCALAR_ARGS[op]
     for v in (2.7, 0.1):
         check_same(lambda: f(onion, a, b, v), lambda: f(torch, at, bt, v), exact=True)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_reduced_float_floor_division_by_tensor(dtype):
+    # PyTorch's float16/bfloat16 div_floor runs its fmod steps in the dtype's arithmetic: large quotients
+    # (float16 spacing >= 1) differ from the floor of the float32 quotient
+    g = torch.Generator().manual_seed(6)
+    at = (torch.randn(4000, generator=g) * 5).to(getattr(torch, dtype))
+    bt = (torch.randn(4000, generator=g) * 0.01).to(getattr(torch, dtype))
+    bt[::7] = 0
+    a, b = (onion.tensor(x.float().numpy()).to(getattr(onion, dtype)) for x in (at, bt))
+    check_same(lambda: onion.floor_divide(a, b), lambda: torch.floor_divide(at, bt), exact=True)
+    check_same(lambda: onion.div(a, b, rounding_mode="floor"), lambda: torch.div(at, bt, rounding_mode="floor"),
+               exact=True)

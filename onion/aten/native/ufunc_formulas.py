@@ -174,9 +174,10 @@ def div_mode_promote(ops, common, rounding_mode):
 
 
 # kind binary_float: the generated fast path then only takes floating inputs, whose dtype every mode keeps.
-# opmath is done here: float16/bfloat16 round the quotient to their own precision before truncating
-# (as PyTorch's vectorised reduced-float kernel does), but floor the float32 quotient; a divisor that is one
-# element (PyTorch's CPU scalar: its value unrounded, opmath_scalars) gives trunc/floor of the float32 quotient.
+# opmath is done here: float16/bfloat16 round the quotient to their own precision before truncating, and run
+# div_floor's fmod steps in their own arithmetic (each step rounded, as PyTorch's reduced-float kernel does); a
+# divisor that is one element (PyTorch's CPU scalar: its value unrounded, opmath_scalars) gives trunc/floor of
+# the float32 quotient.
 @formula("binary_float", 2, check=div_mode_check, promote=div_mode_promote, errstate=True, torch_name="div",
          opmath=False, opmath_scalars=(1,))
 def div_mode(xp, self, other, rounding_mode):
@@ -192,6 +193,8 @@ def div_mode(xp, self, other, rounding_mode):
     reduced = dt.itemsize == 2 and dt.kind != "c"
     if reduced:
         reduced = not (other.size == 1 or not any(other.strides))     # a scalar divisor: all in float32
+        if reduced and rounding_mode == "floor":
+            return _floor_div_float(xp, self, other)
         self, other = self.astype(xp.float32), other.astype(xp.float32)
     if rounding_mode is None:
         r = xp.true_divide(self, other)
