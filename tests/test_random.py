@@ -433,3 +433,22 @@ def test_reduced_precision_samplers():
                 a, b = _pair_call(fo, ft)
                 assert_same(arr(a).astype(np.float32), tarr(b.float()))
 
+
+
+@pytest.mark.parametrize("bits", [1, 24, 31])
+def test_random_low_is_masked_stream(bits):
+    """Generator.random_low(n, bits) is random(n) masked to its low bits, and leaves the stream where
+    random(n) does (the next draws and PyTorch's state bytes agree)."""
+    a, b = onion.Generator(), onion.Generator()
+    a.manual_seed(123)
+    b.manual_seed(123)
+    for n in (5, 700, 1300):
+        np.testing.assert_array_equal(a.random_low(n, bits), b.random(n) & np.uint32((1 << bits) - 1))
+        assert a.get_state().tolist() == b.get_state().tolist()
+    np.testing.assert_array_equal(a.random(10), b.random(10))
+    tg = torch.Generator()
+    tg.manual_seed(7)
+    a.manual_seed(7)
+    t = torch.empty(700, dtype=torch.int32).random_(generator=tg).numpy().astype(np.uint32)   # [0, 2^31)
+    np.testing.assert_array_equal(a.random_low(700, bits), t & np.uint32((1 << bits) - 1))
+    assert a.get_state().tolist() == tg.get_state().tolist()

@@ -540,7 +540,7 @@ class Ufunc:
         return self._general(opname, kinds, self.run_out, with_out=True)
 
     def inplace(self, opname: str, kinds):
-        if self._fast_ok(kinds) and self.plain and self.formula.kind != "comparison":
+        if self._fast_ok(kinds) and self.plain and self.formula.kind != "comparison" and self.formula.n_scalars <= 1:
             return _inplace_fast(self, opname, len(kinds), kinds[-1] == "Scalar")
         return self._general(opname, kinds, self.run_inplace)
 
@@ -804,30 +804,46 @@ def _inplace_fast(uf: Ufunc, opname: str, n: int, wrap_other: bool):
     operand_check = formula.operand_check
     may_share = _np.may_share_memory
 
-    def binary(ks, self, other, *scalars):
+    # add_/sub_ take the bare function only for alpha=1 (``plain_scalars``); the other ops with a ``ready``
+    # function have no scalar, and their calls leave ``alpha`` at that default
+    has_alpha = formula.n_scalars == 1
+    want1 = want[0] if want else 1
+
+    def binary(ks, self, other, alpha=want1):
         if wrap_other:
             other = _scalar_to_tensor(other)
         ai = self._impl
         bi = other._impl
         dt = ai.dtype
-        a = ai._array
-        b = bi._array
-        # ``ready``: the dtypes where the bare function is the formula (for ``plain_scalars``, add_'s alpha=1)
-        fn = ready.get(dt) if scalars == want and (not want or scalars[0].__class__ is int) else None
-        if (fn is not None and dt is bi.dtype and not ai._inference and type(a) is _ndarray and a.flags.c_contiguous
-                and a.shape == b.shape
-                # two arrays that own their memory never overlap (np.may_share_memory costs ~0.4 us)
-                and (ai is bi or (a.base is None and b.base is None and a is not b) or not may_share(a, b))):
-            if operand_check is not None:
-                operand_check((ai, bi), dt, *scalars)
-            fn(a, b, out=a)
-            vc = ai._vc
-            if vc is None:
-                ai._vc = [1]
-            else:
-                vc[0] += 1
-            return self
-        return inplace_variant(opname, formula, (self, other), scalars)
+        fn = ready.get(dt)
+        if fn is not None and dt is bi.dtype and not ai._inference and alpha.__class__ is int and alpha == want1:
+            a = ai._array
+            b = bi._array
+            if type(a) is _ndarray:
+                if a.base is None:
+                    # self owns its memory: one dense block, no element written twice; two arrays that own
+                    # their memory never overlap (np.may_share_memory costs ~0.4 us); an operand that does
+                    # not broadcast to self's shape makes NumPy raise, and the general path raises PyTorch's
+                    ok = (b.base is None and a is not b) or ai is bi or not may_share(a, b)
+                else:
+                    ok = a.flags.c_contiguous and a.shape == b.shape and (ai is bi or not may_share(a, b))
+                if ok:
+                    if operand_check is not None:
+                        operand_check((ai, bi), dt, alpha) if has_alpha else operand_check((ai, bi), dt)
+                    try:
+                        fn(a, b, out=a)
+                    except ValueError:
+                        ok = False
+                    if ok:
+                        vc = ai._vc
+                        if vc is None:
+                            ai._vc = [1]
+                        else:
+                            vc[0] += 1
+                        return self
+        if has_alpha:
+            return inplace_variant(opname, formula, (self, other), (alpha,))
+        return inplace_variant(opname, formula, (self, other), ())
 
     def unary(ks, self, *scalars):
         ai = self._impl

@@ -96,6 +96,32 @@ def small_ints(values, _int=int, _lo=INT64_MIN, _hi=INT64_MAX) -> bool:
     return True
 
 
+def plain_numbers(args, kwargs, names, defaults, nullable):
+    """The values of a binding's Scalar parameters ``names`` when every one given is a plain Python number
+    (a float, or an int within int64), positionally then by name, the defaults filled in: what the
+    generated fast path of ``t.clamp(min=0)`` passes on as it is.  None for anything else (a tensor, a
+    bool, a bigger int, an unknown or repeated keyword, a None where the parameter takes none), which
+    takes the parser's road to its overload or its error."""
+    n = len(args)
+    if n > len(names):
+        return None
+    vals = list(args) + list(defaults[n:])
+    if kwargs:
+        for k, v in kwargs.items():
+            if k not in names:
+                return None
+            i = names.index(k)
+            if i < n:
+                return None
+            vals[i] = v
+    for v, null in zip(vals, nullable):
+        tv = type(v)
+        if tv is float or (tv is int and INT64_MIN <= v <= INT64_MAX) or (v is None and null):
+            continue
+        return None
+    return vals
+
+
 def _is_int_list(v) -> bool:
     """An int list as PyTorch's parser tells one: the first element an int, later ones may also be bools
     (``t.view(9, True)`` is taken, ``t.view(True, 9)`` is not)."""

@@ -139,6 +139,58 @@ def _intlist_body(f, method: bool, indent="    ", single_int_elsewhere=False):
     return lines
 
 
+def _numbers_candidate(name, fs):
+    """``t.clamp(min=0)``, ``t.clamp(0, 6)``: an overload taking one Tensor and then only Scalars, all
+    its keyword-only arguments defaulted, whose Scalars no sibling overload could take as Python numbers
+    (a sibling with a Tensor there does not bind a number, except for the names PyTorch lets numbers
+    into tensors, which this path leaves to the parser)."""
+    from ..bindings.python_arg_parser import ALLOW_NUMBERS_AS_TENSORS, HIDDEN_IN_PYTHON
+    if name in ALLOW_NUMBERS_AS_TENSORS:
+        return None
+    for f in fs:
+        if f.is_out or _named_returns(f) or f"aten::{f.func.name}" in HIDDEN_IN_PYTHON:
+            continue
+        args = f.func.arguments
+        pos = [a for a in args if not a.kwarg_only]
+        first = pos[0] if pos else None
+        if first is None or first.type.base != "Tensor" or first.type.optional or first.type.is_list:
+            continue
+        scalars = pos[1:]
+        if not scalars or any(a.type.base != "Scalar" or a.type.is_list for a in scalars):
+            continue
+        if any(render_default(a) is None for a in args if a.kwarg_only):
+            continue
+        names = [a.name for a in scalars]
+        for g in fs:
+            if g is f:
+                continue
+            gpos = [a for a in g.func.arguments if not a.kwarg_only]
+            by_name = {a.name: a for a in g.func.arguments}
+            clash = any(i < len(gpos) and gpos[i].type.base != "Tensor" for i in range(1, len(scalars) + 1))
+            clash = clash or any(n in by_name and by_name[n].type.base != "Tensor" for n in names)
+            if clash:
+                return None
+        return f
+    return None
+
+
+def _numbers_body(f, method: bool, indent="    ") -> list:
+    args = f.func.arguments
+    scalars = [a for a in args if not a.kwarg_only][1:]
+    names = tuple(a.name for a in scalars)
+    defaults = "(" + "".join(f"{render_default(a) if render_default(a) is not None else '_REQ'}, "
+                             for a in scalars) + ")"
+    nullable = tuple(a.type.optional for a in scalars)
+    rest = [render_default(a) for a in args if a.kwarg_only]
+    first = "self" if method else "args[0]"
+    given = "args" if method else "args[1:]"
+    lines = [f"{indent}if {'' if method else 'args and '}type({first}) is _T:",
+             f"{indent}    v = _numbers({given}, kwargs, {names!r}, {defaults}, {nullable!r})",
+             f"{indent}    if v is not None:",
+             f"{indent}        return _ops.{f.ident}({', '.join([first, '*v'] + rest)})"]
+    return lines
+
+
 def _number_fast_path(name, fs):
     """``t + 2``: a Python int/float operand skips argument parsing, as the Tensor fast path does."""
     from ..bindings.python_arg_parser import ALLOW_NUMBERS_AS_TENSORS
@@ -176,6 +228,9 @@ def _binding(var: str, name: str, fs, method: bool) -> list:
         # sizes as ints: ones(2, 3); an int beyond int64 takes the parser's road to its error
         lines += ["    if not kwargs and args and _small_ints(args):",
                   f"        return _ops.{sizes.ident}({', '.join(['args'] + defaults)})"]
+    nums = _numbers_candidate(name, fs)
+    if nums is not None:
+        lines.extend(_numbers_body(nums, method))
     il = _intlist_candidate(fs)
     if il is not None:
         single = any(len([a for a in g.func.arguments if not a.kwarg_only]) > 1 and
@@ -189,6 +244,7 @@ def _binding(var: str, name: str, fs, method: bool) -> list:
 def gen_functions(fns) -> str:
     lines = [HEADER, "from onion.core import dtype as _dt", "from onion.core.tensor import Tensor as _T, Size as _Size",
              "from onion.bindings.python_arg_parser import PyFunction as _PF, small_ints as _small_ints",
+             "from onion.bindings.python_arg_parser import plain_numbers as _numbers, REQUIRED as _REQ",
              "from onion._generated import operators as _ops", "", "FUNCTIONS = {}", "NN_FUNCTIONS = {}",
              "SPECIAL_FUNCTIONS = {}", "LINALG_FUNCTIONS = {}", ""]
     for (module, name), fs in sorted(_groups(fns, False).items(), key=lambda kv: (kv[0][0] or "", kv[0][1])):
@@ -206,6 +262,7 @@ def gen_functions(fns) -> str:
 def gen_methods(fns) -> str:
     lines = [HEADER, "from onion.core import dtype as _dt", "from onion.core.tensor import Tensor as _T, Size as _Size",
              "from onion.bindings.python_arg_parser import PyFunction as _PF, small_ints as _small_ints",
+             "from onion.bindings.python_arg_parser import plain_numbers as _numbers, REQUIRED as _REQ",
              "from onion.aten.tensor_new import scalar_to_tensor as _s2t",
              "from onion._generated import operators as _ops", "", "METHODS = {}", ""]
     groups = _groups(fns, True)

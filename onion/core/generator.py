@@ -44,7 +44,7 @@ def nondeterministic_seed() -> int:
 class Generator:
     """``torch.Generator``: one mt19937 stream.  Only CPU generators hold a stream here."""
 
-    __slots__ = ("_device", "_bg", "_draw", "_unseeded", "_seed", "_fresh_next", "next_double_normal_sample",
+    __slots__ = ("_device", "_bg", "_draw", "_low", "_unseeded", "_seed", "_fresh_next", "next_double_normal_sample",
                  "next_float_normal_sample", "__weakref__")
 
     def __init__(self, device="cpu"):
@@ -52,7 +52,7 @@ class Generator:
         if dev.type != "cpu":
             raise RuntimeError(f"{dev.type.upper()} device type not an accelerator.")
         self._device = dev
-        self._bg = self._draw = None
+        self._bg = self._draw = self._low = None
         self._reseed(DEFAULT_RNG_SEED)
 
     def _engine(self):
@@ -184,6 +184,19 @@ class Generator:
         self._engine()
         return self._draw(0, 1 << 32, size=n, dtype=np.uint32)
 
+    def random_low(self, n: int, bits: int) -> np.ndarray:
+        """The low ``bits`` bits (1 to 31) of ``n`` consecutive 32-bit draws (uint32 array): ``random(n)`` masked,
+        in one pass.  NumPy's legacy bounded sampler masks each draw and rejects values above the bound,
+        which at a bound of 2^bits - 1 never happens, so it takes exactly one draw per value."""
+        if n <= 0:
+            return np.empty(0, np.uint32)
+        self._fresh_next = _N
+        bg = self._engine()
+        if self._low is None:
+            from numpy.random import RandomState
+            self._low = RandomState(bg).randint
+        return self._low(0, 1 << bits, size=n, dtype=np.uint32)
+
     def random64(self, n: int) -> np.ndarray:
         """``n`` 64-bit draws: each two 32-bit draws, the first the high half, as random64() and NumPy's
         full-range uint64 integers both join them."""
@@ -198,7 +211,7 @@ class Generator:
 
     def __setstate__(self, state):
         self._device = canonical(state[1])
-        self._bg = self._draw = None
+        self._bg = self._draw = self._low = None
         self.restore_state(state[0])
 
     def __repr__(self):

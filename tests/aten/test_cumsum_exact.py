@@ -112,3 +112,44 @@ def test_int64_scan_blocks(monkeypatch, kind):
     for block in (512, k, k + 1):
         monkeypatch.setattr(cumulative, "_BLOCK", block)
         _check(x, exact_path=True)
+
+
+@pytest.mark.parametrize("chunk", [4096, 7])
+@pytest.mark.parametrize("restarts", [0, 2, 1000])
+def test_int64_scan_restarts_after_roundings(monkeypatch, restarts, chunk):
+    """Past 2^53 ulps, each fine value where ATen's float64 sum rounds: the scan carries the rounded sum on
+    from the next element (several times in one block), and after ``_RESTARTS`` of them finishes with
+    float64 steps; every way gives PyTorch's bits."""
+    rng = np.random.default_rng(9)
+    x = (rng.standard_normal(N) + 1.0).astype(np.float32)
+    fine = rng.choice(np.arange(200, N), 12, replace=False)
+    x[fine] = np.float32(2.0 ** -24 * (1 + 2.0 ** -23)) * rng.integers(1, 5, 12).astype(np.float32)
+    monkeypatch.setattr(cumulative, "_RESTARTS", restarts)
+    monkeypatch.setattr(cumulative, "_CHUNK", chunk)        # the runs the smallest magnitudes are kept for
+    for block in (N, 1000):
+        monkeypatch.setattr(cumulative, "_BLOCK", block)
+        _check(x, exact_path=True)
+
+
+@pytest.mark.parametrize("kind", ["zeros", "neg_zero", "all_negative", "all_positive", "tiny_negative"])
+def test_magnitude_range_signs_and_zeros(kind):
+    """The smallest nonzero and largest magnitudes come from the bits read as int32 and uint32: zeros of
+    either sign, inputs of one sign, and the smallest magnitude on the negative side all give PyTorch's bits."""
+    rng = np.random.default_rng(12)
+    x = rng.standard_normal(N).astype(np.float32)
+    if kind == "zeros":
+        x[::7] = 0.0
+        x[3::11] = -0.0
+    elif kind == "neg_zero":
+        x = np.abs(x)
+        x[5] = -0.0
+    elif kind == "all_negative":
+        x = -np.abs(x)
+    elif kind == "all_positive":
+        x = np.abs(x)
+    elif kind == "tiny_negative":
+        x[4321] = np.float32(-3.0 * 2.0 ** -24)
+    _check(x, exact_path=True)
+    lo = np.abs(x[x != 0]).min().view(np.uint32)
+    assert cumulative._smallest_magnitude(x) == lo
+    assert cumulative._largest_magnitude(x) == np.abs(x).max().view(np.uint32)

@@ -112,21 +112,25 @@ def _exact_float32_cumsum(a, axis):
     While every P_i is exactly representable in float64, each float64 addition of the running sum is exact
     too, so the running sum IS P_i * q, and the result is P_i * q rounded once to float32.  An int64 scan
     runs at vector speed, where NumPy's float64 one is bound by the latency of each addition.  A 1-D scan
-    tests each P_i (|P_i| < 2^53, or a float64 round trip) and from the first one that fails goes on with
-    the float64 running sum from the exact P * q carried in, step by step as ATen's does; an n-D scan takes
-    the int64 path only when every |P_i| < 2^53."""
-    bits = _np.bitwise_and(a.view(_np.uint32), _np.uint32(0x7FFFFFFF), out=scratch("cumsum.bits", a.shape, _np.uint32))
-    hi = int(bits.max())                     # |a| as bit patterns: the largest, and whether any is NaN/inf
+    finds where ATen's float64 sum first rounds (``_first_rounding``) and carries that rounded sum on into
+    a fresh int64 scan; an n-D scan takes the int64 path only when every |P_i| < 2^53."""
+    hi = _largest_magnitude(a)               # |a| as a bit pattern: the largest, and whether any is NaN/inf
     if hi >= 0x7F800000 or hi == 0:
         return None
-    bits -= _np.uint32(1)                    # a zero wraps to the top, out of the way of the min
-    lo = int(bits.min()) + 1
+    chunks = None
+    if a.ndim == 1:
+        chunks = _chunk_smallest(a)
+        lo = int(chunks.min())
+        if lo == 0:                          # a zero somewhere
+            lo = _smallest_magnitude(a)
+    else:
+        lo = _smallest_magnitude(a)
     emin, emax = lo >> 23, hi >> 23          # biased exponents of the smallest nonzero and largest magnitude
     if emin < 25 or emax - emin + 24 > 50:   # q below float32's normal range, or values >= 2^50 q
         return None
     q = 2.0 ** (emin - 150)
     if a.ndim == 1:
-        return _exact_cumsum_1d(a, q, bits, emin)
+        return _exact_cumsum_1d(a, q, emin, chunks)
     p = _units_of(a, q, scratch("cumsum.p", a.shape, _np.float64))
     _np.cumsum(p, axis=axis, out=p)
     if max(int(p.max()), -int(p.min())) >= _EXACT_P:
@@ -137,6 +141,56 @@ def _exact_float32_cumsum(a, axis):
 
 
 _EXACT_P = 1 << 53
+
+
+def _largest_magnitude(a):
+    """The largest |a| (float32) as a bit pattern, from two reductions of its bits read as int32 (the largest
+    nonnegative) and as uint32 (the negative of largest magnitude), no temporary."""
+    sp, un = int(a.view(_np.int32).max()), int(a.view(_np.uint32).max())
+    return max(sp if sp >= 0 else 0, un & 0x7FFFFFFF if un >= 0x80000000 else 0)
+
+
+def _smallest_magnitude(a):
+    """The smallest nonzero |a| (float32, not all zero) as a bit pattern: the smallest nonnegative bits read as
+    uint32 and the smallest magnitude negative bits read as int32 (-0.0 is int32's minimum); with a zero
+    among them, |a|'s bits less one (a zero wraps to the top)."""
+    up, sn = int(a.view(_np.uint32).min()), int(a.view(_np.int32).min())
+    pos = up if up < 0x80000000 else 0x7FFFFFFF
+    neg = sn & 0x7FFFFFFF if sn < 0 else 0x7FFFFFFF
+    if pos and neg:
+        return min(pos, neg)
+    return int(_magnitude_bits(a).min()) + 1
+
+
+_CHUNK = 1 << 12
+
+
+def _chunk_smallest(a):
+    """For each run of ``_CHUNK`` elements of the 1-D float32 ``a`` (the last one shorter), the smallest
+    nonzero |a| as a bit pattern, or 0 where the run holds a zero: the same two reductions as
+    ``_smallest_magnitude``, a row at a time (as quick as over the whole)."""
+    n = a.size
+    k = n // _CHUNK
+    u, v = a.view(_np.uint32), a.view(_np.int32)
+    up = _np.empty(k + 1, _np.uint32)
+    sn = _np.empty(k + 1, _np.int32)
+    if k:
+        _np.minimum.reduce(u[:k * _CHUNK].reshape(k, _CHUNK), axis=1, out=up[:k])
+        _np.minimum.reduce(v[:k * _CHUNK].reshape(k, _CHUNK), axis=1, out=sn[:k])
+    if k * _CHUNK < n:
+        up[k], sn[k] = u[k * _CHUNK:].min(), v[k * _CHUNK:].min()
+    else:
+        up, sn = up[:k], sn[:k]
+    pos = _np.where(up < _np.uint32(0x80000000), up, _np.uint32(0x7FFFFFFF))
+    neg = _np.where(sn < 0, (sn & 0x7FFFFFFF).view(_np.uint32), _np.uint32(0x7FFFFFFF))
+    return _np.minimum(pos, neg)
+
+
+def _magnitude_bits(a):
+    """|a|'s bit patterns less one (uint32; a zero wraps to the top), in a work array."""
+    bits = _np.bitwise_and(a.view(_np.uint32), _np.uint32(0x7FFFFFFF), out=scratch("cumsum.bits", a.shape, _np.uint32))
+    bits -= _np.uint32(1)
+    return bits
 
 
 def _units_of(a, q, work):
@@ -150,48 +204,107 @@ def _units_of(a, q, work):
     return p
 
 
-def _exact_cumsum_1d(a, q, bits, emin):
-    """The 1-D int64 scan, a block at a time (``bits``: |a|'s bit patterns less one, ``emin``: the smallest
-    nonzero magnitude's biased exponent; q its ulp)."""
+def _exact_cumsum_1d(a, q, emin, chunks):
+    """The 1-D int64 scan, a block at a time (``emin``: the smallest nonzero magnitude's biased exponent; q its
+    ulp; ``chunks``: ``_chunk_smallest(a)``).  A block's results are P * q rounded once to float32;
+    while they stay below 2^53 q every P_i is exact in float64 (no test of the int64 sums is needed).  A
+    block that reaches 2^53 q is tested (``_first_rounding``); at the first sum that float64 rounds, the
+    rounded sum (ATen's running sum there) is carried into a fresh scan from the next element."""
     n = a.size
     out = _np.empty(n, _np.float32)
     fq = _np.float32(q)
+    lim = _np.float32(float(_EXACT_P) * q)       # a power of two (inf if past float32: then so is any sum past it)
+    magic = 1.5 * 2.0 ** 52 * q
+    mb = _np.float64(magic).view(_np.int64)
     work = scratch("cumsum.p", (min(n, _BLOCK),), _np.float64)
     carry = 0
-    for s in range(0, n, _BLOCK):
+    s = 0
+    restarts = 0
+    while s < n:
         e = min(n, s + _BLOCK)
-        p = _units_of(a[s:e], q, work[:e - s])
+        w = work[:e - s]
+        _np.copyto(w, a[s:e])                 # v + 1.5 * 2^52 q: exact with ulp q; its bits less mb are v / q
+        w += magic
+        p = w.view(_np.int64)
+        p -= mb
         p[0] += carry                        # integers: adding the carry first changes nothing
         _np.cumsum(p, out=p)
+        o = out[s:e]
+        _np.copyto(o, p, casting="unsafe")   # P rounded once, then scaled by a power of two (exact: q is normal)
+        o *= fq
+        hi, lo = o.max(), o.min()
+        if hi >= lim or lo <= -lim:
+            j = _first_rounding(p, o, max(float(hi), -float(lo)) / q, q, carry, a[s:e], emin,
+                                int(chunks[s // _CHUNK:(e - 1) // _CHUNK + 1].min()))
+            if j is None:
+                return None
+            if j < e - s:
+                # ATen's float64 sum rounds at s + j: carry on from that rounded sum
+                rounded = float(int(p[j]))
+                out[s + j] = _np.float32(rounded * q)
+                carry = int(rounded)
+                s += j + 1
+                restarts += 1
+                if restarts > _RESTARTS and s < n:      # many roundings: ATen's steps one by one from here
+                    tail = a[s:].astype(_np.float64)
+                    tail[0] += rounded * q
+                    _np.cumsum(tail, out=tail)
+                    out[s:] = tail
+                    return out
+                continue
+        carry = int(p[-1])
+        s = e
+    return out
+
+
+_RESTARTS = 16
+
+
+def _first_rounding(p, o, top_est, q, carry, a, emin, smallest):
+    """The first i where the exact prefix sum p[i] (int64, in units of q, the carry included) is not a float64,
+    len(p) if there is none, None where the sums get near int64's range (``o``: p * q rounded to float32,
+    ``top_est``: its largest magnitude over q, ``a`` the block's values, ``smallest``: a lower bound of their
+    smallest nonzero magnitude's bits).  With top the largest |p[i]| and m = 2^(bits of top - 53),
+    a value whose ulp is at least m q (biased exponent >= emin + log2 m) is a multiple of m; up to the first
+    finer value every p[i] is the carry plus multiples of m: with the carry a multiple of m all are float64s,
+    else (the carry an odd multiple of 2^t, t < log2 m) exactly those below 2^(53 + t) are.  From the first
+    finer value on, a float64 round trip tells."""
+    k = p.size
+    top_bits = 0
+    if top_est < 2.0 ** 60:                 # |p| from its float32 rounding, unless that straddles a power of two
+        lo_t, hi_t = int(top_est * (1 - 2.0 ** -23)), int(top_est * (1 + 2.0 ** -23)) + 1
+        if lo_t.bit_length() == hi_t.bit_length():
+            top_bits = hi_t.bit_length()
+    if not top_bits:
         top = max(int(p.max()), -int(p.min()))
         if top >= 1 << 61:                   # steps are < 2^50: below 2^61 throughout, no int64 wrap-around
             return None
-        k = e - s
-        if top >= _EXACT_P:
-            # the first P_i that float64 cannot hold, where ATen's sum rounds.  With m = 2^(bits of top - 53),
-            # a P_i made of multiples of m fits; a value whose ulp is at least m q is one (biased exponent
-            # >= emin + log2 m), so the round trip below starts at the first finer value of the block
-            sh = top.bit_length() - 53
+        top_bits = top.bit_length()
+    if top_bits <= 53:
+        return k
+    sh = top_bits - 53
+    fine = (emin + sh) << 23                 # |a| bit patterns below this are finer than m q
+    i0 = k
+    if smallest < fine and _smallest_magnitude(a) < fine:
+        i0 = int(_np.argmax(_magnitude_bits(a) < _np.uint32(fine - 1)))
+    t = (carry & -carry).bit_length() - 1 if carry else sh
+    if t < sh and i0:
+        lim = _np.float32(2.0 ** (53 + t) * q)
+        if _np.isinf(lim):
             i0 = 0
-            if carry % (1 << sh) == 0:
-                fine = bits[s:e] < _np.uint32(min(((emin + sh) << 23) - 1, 0xFFFFFFFF))
-                i0 = int(_np.argmax(fine)) if fine.any() else k
-            if i0 < k:
-                rest = p[i0:]
-                bad = rest.astype(_np.float64).astype(_np.int64) != rest
-                k = i0 + int(_np.argmax(bad)) if bad.any() else k
-        o = out[s:s + k]
-        _np.copyto(o, p[:k], casting="unsafe")
-        o *= fq
-        if k < e - s:
-            tail = a[s + k:].astype(_np.float64)
-            if s + k:
-                tail[0] += float(int(p[k - 1]) if k else carry) * q     # the exact running sum so far
-            _np.cumsum(tail, out=tail)
-            out[s + k:] = tail
-            return out
-        carry = int(p[-1])
-    return out
+        else:
+            head = o[:i0]
+            big = (head >= lim) | (head <= -lim)
+            if big.any():
+                return int(_np.argmax(big))
+    if i0 == k:
+        return k
+    v = int(p[i0])
+    if float(v) != v:                        # most often the finer value itself is where the sum rounds
+        return i0
+    rest = p[i0:]
+    bad = rest.astype(_np.float64).astype(_np.int64) != rest
+    return i0 + int(_np.argmax(bad)) if bad.any() else k
 
 
 def cumsum_impl(xp, plan, self, dim, dtype=None):

@@ -420,15 +420,17 @@ def _regroup(src, dst):
     np.copyto(dst.view(_BLOCK8).reshape(b, a), src.view(_BLOCK8).reshape(a, b).T)
 
 
-def _box_muller_blocks_into(raw, dst, mean, std):
+def _box_muller_blocks_into(raw, dst, mean, std, masked=False):
     """normal_fill's float blocks, written into ``dst`` (an (m, 2, 8) float32 view of the output): the draws
-    are regrouped into first halves and second halves, every step then runs over contiguous arrays, and
-    the two results are regrouped back into place.  The arithmetic is PyTorch's, step for step, in float32."""
+    (their low 24 bits already where ``masked``) are regrouped into first halves and second halves, every
+    step then runs over contiguous arrays, and the two results are regrouped back into place.  The
+    arithmetic is PyTorch's, step for step, in float32."""
     m = dst.shape[0]
     work = _scratch((4, m, 8), np.uint32)
     pair, u = work[:2], work[2:].view(np.float32)
     _regroup(raw.reshape(m, 2, 8), pair)
-    np.bitwise_and(pair, np.uint32(0xFFFFFF), out=pair)
+    if not masked:
+        np.bitwise_and(pair, np.uint32(0xFFFFFF), out=pair)
     # 24-bit values: the int32 -> float32 conversion is exact (and vectorised, unlike uint32's)
     np.copyto(u, pair.view(np.int32), casting="unsafe")
     u *= np.float32(2.0 ** -24)
@@ -452,12 +454,12 @@ def _box_muller_blocks_into(raw, dst, mean, std):
 def _normal_fill_float32(g, out, n, mean, std):
     """normal_'s float32 kernel for 16 or more contiguous elements, into the flat output array ``out``."""
     whole = n - n % 16
-    raw = g.random(n)
+    raw = g.random_low(n, 24)              # the uniforms' 24 bits of every draw
     if whole:
-        _box_muller_blocks_into(raw[:whole], out[:whole].reshape(-1, 2, 8), mean, std)
+        _box_muller_blocks_into(raw[:whole], out[:whole].reshape(-1, 2, 8), mean, std, True)
     if n % 16:
         tail = np.empty((1, 2, 8), np.float32)
-        _box_muller_blocks_into(g.random(16), tail, mean, std)
+        _box_muller_blocks_into(g.random_low(16, 24), tail, mean, std, True)
         out[n - 16:] = tail.reshape(-1)
 
 

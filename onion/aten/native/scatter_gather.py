@@ -224,6 +224,8 @@ def _scatter_into(res, dim, idx, vals, mode, include_self=True):
         return res
     if scalar:
         vals = np.asarray(vals, dtype=res.dtype)
+    elif mode in ("sum", "add") and _add_rows(res, dim, idx, vals):
+        return res
     # blocks in index order: a later block's writes land after an earlier one's, as one pass would
     for rows, origin, flat in _flat_chunks(res.shape, dim, idx):
         v = vals if scalar else _flat_values(vals[rows], res.dtype)
@@ -235,6 +237,40 @@ def _scatter_into(res, dim, idx, vals, mode, include_self=True):
         else:
             _UFUNC[mode].at(part, flat, v)
     return res
+
+
+_ROW_ADD_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
+_sparsetools = None
+
+
+def _add_rows(res, dim, idx, vals):
+    """scatter-add along the last dim, where each row of ``idx`` (and ``vals``) adds into the same row of
+    ``res``: SciPy's CSR-to-dense kernel does exactly that, ``row[idx[j]] += vals[j]`` for j in order, in
+    ``res``'s dtype (the sequential additions of ``np.add.at``), without flat positions or the bounds pass
+    ``np.add.at`` makes itself.  The index values are checked here first (the kernel checks none).  False
+    (nothing done) where it does not apply."""
+    global _sparsetools
+    nd = res.ndim
+    if dim != nd - 1 or res.dtype not in _ROW_ADD_DTYPES or idx.shape[1:-1] != res.shape[1:-1]:
+        return False
+    size = res.shape[dim]
+    if idx.view(np.uint64).max() >= size:        # a negative index is huge as unsigned
+        _check_bounds(idx, size, dim)
+    if _sparsetools is None:
+        try:        # a private SciPy module: if a SciPy release moves it, np.add.at does the work
+            from scipy.sparse import _sparsetools
+            _sparsetools.csr_todense
+        except (ImportError, AttributeError):
+            _sparsetools = False
+    if _sparsetools is False or not res.flags.c_contiguous:
+        return False
+    k = idx.shape[-1]
+    rows = idx.size // k
+    cols = np.ascontiguousarray(idx).reshape(-1)
+    v = np.ascontiguousarray(_flat_values(vals, res.dtype))
+    _sparsetools.csr_todense(rows, size, np.arange(0, rows * k + 1, k, dtype=np.int64), cols, v,
+                             res.reshape(-1)[:rows * size])
+    return True
 
 
 def _flat_values(vals, dtype):

@@ -147,7 +147,8 @@ def view(self, size):
     impl = self._impl
     if impl.device is _CPU:
         arr = impl._array
-        if arr.size and 1 not in arr.shape and arr.flags.c_contiguous:
+        shape = arr.shape
+        if 1 not in shape and 0 not in shape and arr.flags.c_contiguous:
             # dense with no size-1 dims: the strides are row-major, and so are the view's
             # (compute_stride's and NumPy's agree then; size-1 dims are where they may not)
             try:
