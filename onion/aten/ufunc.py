@@ -86,6 +86,10 @@ class UfuncFormula:
     # for a formula with scalar arguments: the Python ints they must be for ``plain`` to apply (add's
     # ``alpha=1``); ``skip_check`` must hold for them
     plain_scalars: tuple = ()
+    # float16/bfloat16: the positions of the operands that reach the formula unrounded when 0-d (PyTorch's
+    # mul/div read a CPU scalar second operand as opmath, lerp its Scalar weight); every other operand is cast
+    # to the compute dtype first, as TensorIterator does
+    opmath_scalars: tuple = ()
 
     @property
     def n_scalars(self) -> int:
@@ -105,24 +109,36 @@ class UfuncFormula:
         return compute
 
 
+def _opmath_operand(a, want, f32, keep_scalar):
+    """An operand of a float16/bfloat16 loop, in float32: cast to the compute dtype first (``h + 2.7`` adds
+    float16(2.7)), but with ``keep_scalar`` a 0-d one directly (an opmath scalar)."""
+    if a.dtype != want and not (keep_scalar and a.ndim == 0):
+        a = a.astype(want)
+    return a.astype(f32)
+
+
 def make_loop(formula: UfuncFormula, xp, dtype):
     """The loop for one (backend namespace, compute dtype): arrays and scalars in, array out."""
     fn = formula.fn
     n = formula.n_tensors
     out_dtype = formula.out_dtype(dtype)
     if dtype in (_dt.float16, _dt.bfloat16) and formula.opmath:
-        f32 = _dt.float32.np
+        f32, keep = _dt.float32.np, formula.opmath_scalars
 
         def loop(*args):
             # the NumPy dtype is read per call: bfloat16's (ml_dtypes) loads on first use, not at import
-            out_np = out_dtype.np
-            arrays = [None if a is None else xp.asarray(a).astype(f32) for a in args[:n]]
+            out_np, want = out_dtype.np, dtype.np
+            arrays = [None if a is None else _opmath_operand(xp.asarray(a), want, f32, i in keep)
+                      for i, a in enumerate(args[:n])]
             r = fn(xp, *arrays, *args[n:])
             return r.astype(out_np) if r.dtype != out_np else r
     else:
+        keep = formula.opmath_scalars if dtype in (_dt.float16, _dt.bfloat16) else ()  # the formula does opmath
+
         def loop(*args):
             want = dtype.np
-            arrays = [a if a is None or a.dtype == want else a.astype(want) for a in args[:n]]
+            arrays = [a if a is None or a.dtype == want or (i in keep and a.ndim == 0) else a.astype(want)
+                      for i, a in enumerate(args[:n])]
             return fn(xp, *arrays, *args[n:])
     if formula.errstate and xp is not None and hasattr(xp, "errstate"):
         loop = _quiet(loop, xp)

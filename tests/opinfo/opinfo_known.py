@@ -85,3 +85,15 @@ POLYGAMMA_F32 = ("float32 polygamma(n >= 2, x) near x = -1/2, where the Hurwitz 
                  "within float32 rounding of it (checked against mpmath)")
 KNOWN_FULL.update({(f"polygamma.polygamma_n_{n}", check, "float32"): POLYGAMMA_F32
                    for n in (1, 2, 3, 4) for check in _VALUE_CHECKS})
+# ---- sweep (the full run, letters f-z and the remaining dtypes)
+KNOWN_FULL.update({("sort", check, dt): TIE_ORDER for dt in ("float16", "int8", "uint8") for check in _VALUE_CHECKS})
+SIMD_HALF_ALPHA = ("float16 add/sub with alpha: PyTorch's AVX512 kernel computes self + alpha * other in float32 "
+                   "over the 32-element vector body, but its scalar tail (the last n % 32 elements of each inner "
+                   "loop) rounds alpha * other to float16 before adding; onion computes every element in float32 "
+                   "(the body's result); the tail's elements differ by one float16 ulp where the rounding matters")
+KNOWN_FULL.update({(key, check, "float16"): SIMD_HALF_ALPHA for key in ("add", "sub")
+                   for check in (*_VALUE_CHECKS, "out", "inplace")})
+KNOWN_FULL.update({(f"polygamma.polygamma_n_{n}", check, "float32"): POLYGAMMA_F32
+                   for n in (1, 2, 3, 4) for check in ("out", "inplace")})
+KNOWN_FULL.update({("topk", check, dt): TIE_ORDER for dt in ("int16", "int32", "int8", "uint8")
+                   for check in _VALUE_CHECKS})

@@ -18,9 +18,11 @@ FORMULAS: dict = {}
 
 def formula(kind: str, n: int, *, check=None, errstate=False, opmath=True, torch_name="", skip_check=None, plain="",
             float_keeps_python_scalars=False, plain_scalars=(),
-            operand_check=None, promote=None, extra_dtypes=(), plain_layout=None, out_check=None, layout=None):
+            operand_check=None, promote=None, extra_dtypes=(), plain_layout=None, out_check=None, layout=None,
+            opmath_scalars=()):
     def deco(fn):
         FORMULAS[fn.__name__] = UfuncFormula(fn.__name__, fn, kind, n, check, errstate, opmath, torch_name, skip_check,
+                                             opmath_scalars=opmath_scalars,
                                              operand_check=operand_check, promote=promote,
                                              extra_dtypes=tuple(extra_dtypes), plain_layout=plain_layout,
                                              out_check=out_check, plain=plain, plain_scalars=plain_scalars,
@@ -109,29 +111,46 @@ def _not_implemented(kernel, dtype):
 # PyTorch's CPU add/sub compute ``self + alpha * other`` with alpha as a complex number for complex results,
 # alpha 1 included: (1+0j) * (inf+1j) is inf+nanj (0 * inf), so an infinite part of ``other`` makes the
 # other part NaN.  onion multiplies the same way (NumPy's complex product is the same textbook formula).
-@formula("binary", 2, check=alpha_check, skip_check=_alpha_is_one, plain="add", plain_scalars=(1,))
+# opmath is done here: float16/bfloat16 round alpha to the dtype (as PyTorch's kernel holds it), then compute
+# self + alpha * other in float32 and round once.
+@formula("binary", 2, check=alpha_check, skip_check=_alpha_is_one, plain="add", plain_scalars=(1,), opmath=False)
 def add(xp, self, other, alpha):
     if alpha == 1 and self.dtype.kind != "c":
         return xp.add(self, other)
     if self.dtype.kind == "b":
         return xp.logical_or(self, xp.logical_and(other, bool(alpha)))
+    if _reduced_float(self.dtype):
+        return _reduced_alpha(xp, xp.add, self, other, alpha)
     return xp.add(self, xp.multiply(other, _as_elem(xp, alpha, other)))
 
 
 @formula("binary", 2, check=sub_check, operand_check=sub_operand_check,
-         skip_check=_alpha_is_one_not_bool, plain="subtract", plain_scalars=(1,))
+         skip_check=_alpha_is_one_not_bool, plain="subtract", plain_scalars=(1,), opmath=False)
 def sub(xp, self, other, alpha):
     if alpha == 1 and self.dtype.kind != "c":
         return xp.subtract(self, other)
+    if _reduced_float(self.dtype):
+        return _reduced_alpha(xp, xp.subtract, self, other, alpha)
     return xp.subtract(self, xp.multiply(other, _as_elem(xp, alpha, other)))
 
 
-@formula("binary", 2, plain="multiply")
+def _reduced_float(dt) -> bool:
+    """float16 or bfloat16 (ml_dtypes' bfloat16 is of kind 'V')."""
+    return dt.itemsize == 2 and dt.kind in "fV"
+
+
+def _reduced_alpha(xp, op, self, other, alpha):
+    dt, f32 = self.dtype, xp.float32
+    alpha = xp.asarray(alpha, dtype=dt).astype(f32)
+    return op(self.astype(f32), xp.multiply(other.astype(f32), alpha)).astype(dt)
+
+
+@formula("binary", 2, plain="multiply", opmath_scalars=(1,))
 def mul(xp, self, other):
     return xp.multiply(self, other)        # on bool arrays this is logical and
 
 
-@formula("binary_float", 2, errstate=True, plain="true_divide")
+@formula("binary_float", 2, errstate=True, plain="true_divide", opmath_scalars=(1,))
 def div_true(xp, self, other):
     return xp.true_divide(self, other)
 
@@ -157,10 +176,12 @@ def div_mode_promote(ops, common, rounding_mode):
 
 
 # kind binary_float: the generated fast path then only takes floating inputs, whose dtype every mode keeps.
-# opmath is done here: float16/bfloat16 round the quotient to their own precision before truncating
-# (as PyTorch's vectorised reduced-float kernel does), but floor the float32 quotient.
+# opmath is done here: float16/bfloat16 round the quotient to their own precision before truncating, and run
+# div_floor's fmod steps in their own arithmetic (each step rounded, as PyTorch's reduced-float kernel does); a
+# divisor that is one element (PyTorch's CPU scalar: its value unrounded, opmath_scalars) gives trunc/floor of
+# the float32 quotient.
 @formula("binary_float", 2, check=div_mode_check, promote=div_mode_promote, errstate=True, torch_name="div",
-         opmath=False)
+         opmath=False, opmath_scalars=(1,))
 def div_mode(xp, self, other, rounding_mode):
     dt = self.dtype
     if dt.kind in "iu":
@@ -173,6 +194,9 @@ def div_mode(xp, self, other, rounding_mode):
         return q + fix.astype(q.dtype)
     reduced = dt.itemsize == 2 and dt.kind != "c"
     if reduced:
+        reduced = not (other.size == 1 or not any(other.strides))     # a scalar divisor: all in float32
+        if reduced and rounding_mode == "floor":
+            return _floor_div_float(xp, self, other)
         self, other = self.astype(xp.float32), other.astype(xp.float32)
     if rounding_mode is None:
         r = xp.true_divide(self, other)
@@ -888,9 +912,15 @@ def nextafter(xp, self, other):
     return xp.nextafter(self, other)
 
 
-@formula("binary_float", 2, errstate=True, torch_name="xlogy")
+# opmath is done here: PyTorch's float16/bfloat16 kernel rounds log(y) to the dtype before multiplying.
+@formula("binary_float", 2, errstate=True, torch_name="xlogy", opmath=False)
 def xlogy(xp, self, other):
     """x * log(y), 0 where x is 0 (unless y is NaN)."""
+    dt = self.dtype
+    if dt.itemsize == 2:        # float16/bfloat16 (binary_float: no integers here)
+        self, other = self.astype(xp.float32), other.astype(xp.float32)
+        r = xp.multiply(self, xp.log(other).astype(dt).astype(xp.float32))
+        return xp.where((self == 0) & ~xp.isnan(other), xp.zeros((), r.dtype), r).astype(dt)
     r = xp.multiply(self, xp.log(other))
     return xp.where((self == 0) & ~xp.isnan(other), xp.zeros((), r.dtype), r)
 
@@ -1022,7 +1052,7 @@ def _lerp(xp, self, end, weight):
 
 
 @formula("binary", 3, promote=_lerp_promote("scalar"), torch_name="lerp_kernel_scalar",
-         out_check=same_dtype_out_check)
+         out_check=same_dtype_out_check, opmath_scalars=(2,))
 def lerp_scalar(xp, self, end, weight):
     return _lerp(xp, self, end, weight)
 
@@ -1088,7 +1118,8 @@ def floor_divide_check(dtype):
         raise _not_implemented("div_floor_cpu", dtype)
 
 
-@formula("binary", 2, check=floor_divide_check, errstate=True, opmath=False, torch_name="div_floor")
+@formula("binary", 2, check=floor_divide_check, errstate=True, opmath=False, torch_name="div_floor",
+         opmath_scalars=(1,))
 def floor_divide(xp, self, other):
     """div(rounding_mode='floor'): integers by zero raise, floats floor the exact quotient."""
     return div_mode(xp, self, other, "floor")

@@ -144,13 +144,24 @@ def special_i1(xp, self):
     return _special(xp).i1(self)
 
 
+def _igamma_nan_limits(xp, a, x, r, lower: bool):
+    """PyTorch's igamma/igammac decide x == 0, a == +inf and x == +inf before looking at a NaN in the other
+    argument (P(nan, 0) = 0, P(nan, inf) = 1, P(inf, nan) = 0; Q the complement); SciPy gives NaN there."""
+    zero, one = xp.asarray(0, dtype=r.dtype), xp.asarray(1, dtype=r.dtype)
+    lo, hi = (zero, one) if lower else (one, zero)
+    nan_a, nan_x = xp.isnan(a), xp.isnan(x)
+    r = xp.where(nan_a & (x == 0), lo, r)
+    r = xp.where(nan_a & (x == xp.inf), hi, r)
+    return xp.where(nan_x & (a == xp.inf), lo, r)
+
+
 @formula("binary", 2, errstate=True, torch_name="igamma")
 def igamma(xp, self, other):
     """The regularised lower incomplete gamma P(a, x)."""
-    return _special(xp).gammainc(self, other)
+    return _igamma_nan_limits(xp, self, other, _special(xp).gammainc(self, other), True)
 
 
 @formula("binary", 2, errstate=True, torch_name="igammac")
 def igammac(xp, self, other):
     """The regularised upper incomplete gamma Q(a, x)."""
-    return _special(xp).gammaincc(self, other)
+    return _igamma_nan_limits(xp, self, other, _special(xp).gammaincc(self, other), False)

@@ -1,0 +1,105 @@
+"""What the full OpInfo sweep (letters f-z, every dtype) found onion doing otherwise than PyTorch, each case
+checked against torch."""
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+
+from conftest import check_same, onion, torch
+
+pytestmark = pytest.mark.oracle
+
+_SPECIAL = [-1.0, 0.0, 0.5, 2.0, np.inf, -np.inf, np.nan]
+
+
+@pytest.mark.parametrize("name", ["igamma", "igammac"])
+@pytest.mark.parametrize("dtype", ["float64", "float32", "bfloat16"])
+def test_igamma_nan_with_limits(name, dtype):
+    # PyTorch decides x == 0, a == +inf and x == +inf before a NaN in the other argument:
+    # igamma(nan, 0) = 0, igamma(nan, inf) = 1, igamma(inf, nan) = 0 (igammac the complement)
+    a, x = map(list, zip(*itertools.product(_SPECIAL, _SPECIAL)))
+    check_same(lambda: getattr(onion, name)(onion.tensor(a, dtype=getattr(onion, dtype)),
+                                            onion.tensor(x, dtype=getattr(onion, dtype))),
+               lambda: getattr(torch, name)(torch.tensor(a, dtype=getattr(torch, dtype)),
+                                            torch.tensor(x, dtype=getattr(torch, dtype))))
+
+
+def _reduced(dtype, seed=0):
+    g = torch.Generator().manual_seed(seed)
+    t = (torch.rand(96, generator=g) * 10 - 3).to(getattr(torch, dtype))
+    return onion.tensor(t.float().numpy()).to(getattr(onion, dtype)), t
+
+
+_SCALAR_OPS = {
+    # TensorIterator casts a Python number to the float16/bfloat16 compute dtype: h + 2.7 adds float16(2.7)
+    "add": lambda m, x, s: m.add(x, s), "sub": lambda m, x, s: m.sub(x, s), "rsub": lambda m, x, s: m.rsub(x, s),
+    "fmod": lambda m, x, s: m.fmod(x, s), "remainder": lambda m, x, s: m.remainder(x, s),
+    "pow": lambda m, x, s: m.pow(x.abs(), s), "xlogy": lambda m, x, s: m.xlogy(x, s),
+    "eq": lambda m, x, s: m.eq(x, s), "gt": lambda m, x, s: m.gt(x, s),
+    # mul/div read the number as a float32 scalar (opmath), unrounded
+    "mul": lambda m, x, s: m.mul(x, s), "div": lambda m, x, s: m.div(x, s),
+    "div_trunc": lambda m, x, s: m.div(x, s, rounding_mode="trunc"),
+    "div_floor": lambda m, x, s: m.div(x, s, rounding_mode="floor"),
+    "floor_divide": lambda m, x, s: m.floor_divide(x, s),
+}
+
+
+@pytest.mark.parametrize("op", sorted(_SCALAR_OPS))
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+@pytest.mark.parametrize("scalar", [2.7, 0.1, 1e-3])
+def test_reduced_float_with_python_number(op, dtype, scalar):
+    (o, t), f = _reduced(dtype), _SCALAR_OPS[op]
+    check_same(lambda: f(onion, o, scalar), lambda: f(torch, t, scalar), exact=True)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_reduced_float_zero_dim_operand(dtype):
+    # a 0-d float64 tensor second: mul/div read it unrounded; first, or for add, it is cast to the dtype
+    (o, t) = _reduced(dtype, 1)
+    so, st = onion.tensor(0.1, dtype=onion.float64), torch.tensor(0.1, dtype=torch.float64)
+    for f in (lambda m, a, b: m.mul(a, b), lambda m, a, b: m.div(a, b), lambda m, a, b: m.add(a, b),
+              lambda m, a, b: m.div(a, b, rounding_mode="trunc")):
+        check_same(lambda: f(onion, o, so), lambda: f(torch, t, st), exact=True)
+        check_same(lambda: f(onion, so, o), lambda: f(torch, st, t), exact=True)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_reduced_float_xlogy_rounds_log(dtype):
+    # PyTorch's float16/bfloat16 xlogy rounds log(y) to the dtype before the product
+    (x, xt), (y, yt) = _reduced(dtype, 2), _reduced(dtype, 3)
+    check_same(lambda: onion.xlogy(x, y.abs()), lambda: torch.xlogy(xt, yt.abs()), exact=True)
+
+
+_SCALAR_ARGS = {
+    # alpha is held in the dtype (rounded); lerp's Scalar weight is read as opmath (unrounded)
+    "add_alpha": lambda m, a, b, v: m.add(a, b, alpha=v), "sub_alpha": lambda m, a, b, v: m.sub(a, b, alpha=v),
+    "lerp": lambda m, a, b, v: m.lerp(a, b, v),
+    # a Python number first or in-place: cast to the dtype
+    "pow_scalar_base": lambda m, a, b, v: m.pow(v, a), "radd": lambda m, a, b, v: v + a,
+    "rsub": lambda m, a, b, v: v - a, "iadd": lambda m, a, b, v: a.clone().add_(v),
+    "ipow": lambda m, a, b, v: a.abs().pow_(v), "atan2_0d": lambda m, a, b, v: m.atan2(a, m.tensor(v)),
+}
+
+
+@pytest.mark.parametrize("op", sorted(_SCALAR_ARGS))
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_reduced_float_scalar_arguments(op, dtype):
+    (a, at), (b, bt), f = _reduced(dtype, 4), _reduced(dtype, 5), _SCALAR_ARGS[op]
+    for v in (2.7, 0.1):
+        check_same(lambda: f(onion, a, b, v), lambda: f(torch, at, bt, v), exact=True)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_reduced_float_floor_division_by_tensor(dtype):
+    # PyTorch's float16/bfloat16 div_floor runs its fmod steps in the dtype's arithmetic: large quotients
+    # (float16 spacing >= 1) differ from the floor of the float32 quotient
+    g = torch.Generator().manual_seed(6)
+    at = (torch.randn(4000, generator=g) * 5).to(getattr(torch, dtype))
+    bt = (torch.randn(4000, generator=g) * 0.01).to(getattr(torch, dtype))
+    bt[::7] = 0
+    a, b = (onion.tensor(x.float().numpy()).to(getattr(onion, dtype)) for x in (at, bt))
+    check_same(lambda: onion.floor_divide(a, b), lambda: torch.floor_divide(at, bt), exact=True)
+    check_same(lambda: onion.div(a, b, rounding_mode="floor"), lambda: torch.div(at, bt, rounding_mode="floor"),
+               exact=True)
