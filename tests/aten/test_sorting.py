@@ -199,6 +199,19 @@ def test_unique_family():
     both(lambda lib, t: lib.unique(t, return_inverse=True, return_counts=True), big)
 
 
+@pytest.mark.parametrize("name", ["unique", "unique_consecutive"])
+@pytest.mark.parametrize("shape,dim", [((3, 4, 5), 1), ((3, 4, 5), -1), ((3, 4, 1), 1), ((5, 4), 1), ((5, 4), 0),
+                                       ((3, 0, 5), 1)])
+def test_unique_dim_strides(name, shape, dim):
+    # PyTorch computes the distinct slices with dim moved first and moves it back: for dim != 0 the result
+    # is that permuted view (shape (3, 4, 5), dim 2: strides (4, 1, 12)); an empty dim gives a plain clone
+    x = np.random.RandomState(6).randint(0, 2, shape)
+    rt = getattr(torch, name)(torch.from_numpy(x), dim=dim)
+    ro = getattr(onion, name)(onion.tensor(x), dim=dim)
+    same(ro, rt)
+    assert ro.stride() == rt.stride()
+
+
 def test_histograms_and_bincount():
     f = [1., 2., 1., 4., 2.5]
     both(lambda lib, t: lib.histc(t, 4), f)

@@ -97,3 +97,7 @@ KNOWN_FULL.update({(f"polygamma.polygamma_n_{n}", check, "float32"): POLYGAMMA_F
                    for n in (1, 2, 3, 4) for check in ("out", "inplace")})
 KNOWN_FULL.update({("topk", check, dt): TIE_ORDER for dt in ("int16", "int32", "int8", "uint8")
                    for check in _VALUE_CHECKS})
+# ---- sweep2 (the full run, letters u, v, h, g, o, z, w, x, q, j)
+NO_COMPLEX32 = ("view_as_complex of a float16 tensor gives a complex32 (ComplexHalf) view in PyTorch; onion has no "
+                "complex32 dtype (onion/core/dtype.py), so it refuses float16 with PyTorch's message for other dtypes")
+KNOWN_FULL.update({("view_as_complex", check, "float16"): NO_COMPLEX32 for check in ("values", "meta")})

@@ -906,9 +906,17 @@ def _rows_along(impl, dim, name):
 
 
 def _from_rows(impl, d, moved, rows):
+    """The distinct rows as a tensor laid out as PyTorch's unique_dim leaves it: the rows are computed with
+    ``dim`` first (row-major) and moved back, so for ``dim != 0`` the result is that permuted view's strides."""
     shape = (rows.shape[0],) + moved.shape[1:]
     arr = np.moveaxis(rows.reshape(shape), 0, d)
-    return _new(impl.device, arr.shape, impl.dtype, arr)
+    strides = None
+    if d and rows.shape[0]:
+        row_major = [1] * len(shape)
+        for i in range(len(shape) - 2, -1, -1):
+            row_major[i] = row_major[i + 1] * (shape[i + 1] or 1)
+        strides = tuple(row_major[1:d + 1]) + (row_major[0],) + tuple(row_major[d + 1:])
+    return _new(impl.device, arr.shape, impl.dtype, arr, strides)
 
 
 def unique_dim(self, dim, sorted=True, return_inverse=False, return_counts=False):  # noqa: A002
