@@ -1022,12 +1022,18 @@ def _float_input(impl, kernel):
         raise NotImplementedError(f'"{kernel}" not implemented for \'{impl.dtype.scalar_type_name}\'')
 
 
-def _linear_bins(a, lo, hi, bins, edges=None):
+def _linear_bins(a, lo, hi, bins, edges=None, narrow=None):
     """Bin index of every element of ``a`` in ``bins`` equal bins over [lo, hi] (``hi`` in the last bin), -1
     outside; with ``edges``, an element is moved to its neighbour bin where rounding put it on the wrong
-    side of an edge (PyTorch's local search)."""
+    side of an edge (PyTorch's local search).  ``narrow`` (a float16/bfloat16 NumPy dtype, ``a`` widened to
+    float32) rounds each step to it, as PyTorch's kernel does arithmetic in the input's c10::Half/BFloat16."""
     with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
-        pos = ((a - lo) * bins / (hi - lo))
+        if narrow is not None:
+            def r(v):
+                return np.asarray(v, _f32).astype(narrow).astype(_f32)
+            pos = r(r(r(a - lo) * _f32(r(bins))) / r(hi - lo))
+        else:
+            pos = ((a - lo) * bins / (hi - lo))
         inside = (a >= lo) & (a <= hi)
         idx = np.where(inside, pos, 0).astype(np.int64)
     idx = np.minimum(idx, bins - 1)
@@ -1075,7 +1081,8 @@ def _histc(impl, bins, lo, hi):
         lo, hi = lo - 1, hi + 1
     if not (np.isfinite(lo) and np.isfinite(hi)):
         raise RuntimeError(f"torch.histc: range of [{_fmt(lo)}, {_fmt(hi)}] is not finite")
-    return _count(_linear_bins(a, lo, hi, bins), bins, None, a.dtype)
+    narrow = impl.dtype.np if impl.dtype is _dt.float16 or impl.dtype is _dt.bfloat16 else None
+    return _count(_linear_bins(a, lo, hi, bins, narrow=narrow), bins, None, a.dtype)
 
 
 def _fmt(v):
