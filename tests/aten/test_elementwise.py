@@ -353,6 +353,24 @@ def test_where_self(a, b):
     check_same(*_both("where", c, x, y))
 
 
+def test_where_out_resized_takes_input_layout():
+    # an empty out= resized by where gets TensorIterator's layout of the inputs (here (1, 9, 3)), as the
+    # functional result does
+    import onion
+    import torch
+    rs = np.random.RandomState(8)
+    c0, s0, o0 = rs.rand(10, 6) > 0.5, rs.randn(10, 2).astype(np.float32), rs.randn(3, 10, 3).astype(np.float32)
+    res = []
+    for lib in (torch, onion):
+        c, x = lib.tensor(c0)[:, ::2], lib.tensor(s0)[:, :1]
+        y = lib.tensor(o0).permute(2, 1, 0).contiguous().permute(2, 1, 0)
+        out = lib.empty(0)
+        lib.where(c, x, y, out=out)
+        res.append((tuple(out.stride()), out.numpy().copy()))
+    assert res[0][0] == res[1][0] == (1, 9, 3)
+    np.testing.assert_array_equal(res[0][1], res[1][1])
+
+
 def test_where_method_binds_self():
     c = make((3, 1), "bool", 5)
     x = make((3, 4), "float32", 1)

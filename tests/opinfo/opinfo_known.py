@@ -101,3 +101,6 @@ KNOWN_FULL.update({("topk", check, dt): TIE_ORDER for dt in ("int16", "int32", "
 NO_COMPLEX32 = ("view_as_complex of a float16 tensor gives a complex32 (ComplexHalf) view in PyTorch; onion has no "
                 "complex32 dtype (onion/core/dtype.py), so it refuses float16 with PyTorch's message for other dtypes")
 KNOWN_FULL.update({("view_as_complex", check, "float16"): NO_COMPLEX32 for check in ("values", "meta")})
+KNOWN_FULL.update({("where", check, "float16"): ("where of float16 with a complex Python number: PyTorch promotes to "
+                                                  "complex32 (ComplexHalf), which onion lacks; onion gives complex64")
+                   for check in ("values", "method", "noncontiguous", "meta")})

@@ -122,7 +122,9 @@ def where_self_out(condition, self, other, out):
     r, dt, dev = _where_compute(condition, self, other)
     _it.check_out_device(dev, out._impl)
     _where_out_dtype(dt, out)
-    return _it.write_out("where", out, r, dt, inputs=[condition._impl, self._impl, other._impl])
+    impls = [condition._impl, self._impl, other._impl]
+    # a resized out= takes TensorIterator's layout of the inputs, as the functional result does
+    return _it.write_out("where", out, r, dt, inputs=impls, layout=lambda: _expected_strides(tuple(r.shape), impls))
 
 
 def _where_out_dtype(dt, out):
