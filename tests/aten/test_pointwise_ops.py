@@ -110,6 +110,19 @@ def test_gcd_lcm_worked_values():
     assert onion.lcm(a, b).tolist() == [24, 36, 0, 0]
 
 
+@pytest.mark.parametrize("dt", ["int8", "int16", "int32", "int64", "uint8"])
+def test_gcd_integer_minimum(dt):
+    # PyTorch's gcd takes abs() in the operand type (the minimum stays negative) and uses C's %:
+    # gcd(-128, 127) is -1 in int8, gcd(-128, 3) is 1, gcd(-128, 0) is -128
+    info = np.iinfo(dt)
+    rs = np.random.RandomState(9)
+    a = rs.randint(info.min, int(info.max) + 1, 300, dtype=dt)
+    b = rs.randint(info.min, int(info.max) + 1, 300, dtype=dt)
+    a[::7], b[::5], a[::11], b[::13] = info.min, info.min, 0, 0
+    rt = torch.gcd(torch.from_numpy(a), torch.from_numpy(b)).numpy()
+    np.testing.assert_array_equal(onion.gcd(onion.tensor(a), onion.tensor(b)).numpy(), rt)
+
+
 # ------------------------------------------------------------------ floating edge values
 EDGE = [0.0, -0.0, 1.0, -1.0, 0.5, -2.5, 2.5, 1e-30, float("inf"), float("-inf"), float("nan"), 3.7, -3.7]
 

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
 from ...core import dtype as _dt
 from .. import iterator as _it
 from .. import view_geometry as _g
@@ -954,9 +956,25 @@ def remainder(xp, self, other):
     return xp.where(fix, mod + other, mod)
 
 
-@formula("binary", 2, plain="gcd", torch_name="gcd")
+@formula("binary", 2, torch_name="gcd")   # no NumPy plain path: np.gcd takes abs() of the minimum
 def gcd(xp, self, other):
-    return xp.gcd(self, other)
+    r = xp.gcd(self, other)
+    if r.dtype.kind == "i" and r.size:
+        # PyTorch's calc_gcd takes abs() into the operands' own type, where the minimum stays negative, then runs
+        # Euclid with C's truncating %: gcd(-128, 127) is -1 for int8.  Only operands holding the minimum differ.
+        lo = np.iinfo(r.dtype).min
+        hit = (self == lo) | (other == lo)
+        if hit.any():
+            a, b = xp.broadcast_arrays(xp.abs(self).astype(r.dtype), xp.abs(other).astype(r.dtype))
+            a, b = a.copy(), b.copy()
+            with np.errstate(all="ignore"):
+                while True:
+                    nz = a != 0
+                    if not nz.any():
+                        break
+                    a, b = xp.where(nz, xp.fmod(b, xp.where(nz, a, 1)), 0).astype(r.dtype), xp.where(nz, a, b)
+            r = xp.where(hit, b, r)
+    return r
 
 
 @formula("binary", 2, torch_name="lcm")
