@@ -224,6 +224,19 @@ def test_histc_reduced_precision_bins(dtype):
         np.testing.assert_array_equal(ro.float().numpy(), rt.float().numpy())
 
 
+@pytest.mark.parametrize("density", [False, True])
+def test_histogram_weights_summed_in_float32(density):
+    # PyTorch adds float32 weights into each bin in float32, in element order (one thread below its grain
+    # size of 200 elements); a float64 sum rounded once differs in the last bits
+    rs = np.random.RandomState(10)
+    a, w = rs.randn(125).astype(np.float32), (rs.rand(125) * 100).astype(np.float32)
+    for bins in (1, 3, 4):
+        ht, et = torch.histogram(torch.from_numpy(a), bins, weight=torch.from_numpy(w), density=density)
+        ho, eo = onion.histogram(onion.tensor(a), bins, weight=onion.tensor(w), density=density)
+        np.testing.assert_array_equal(ho.numpy(), ht.numpy())
+        np.testing.assert_array_equal(eo.numpy(), et.numpy())
+
+
 def test_histograms_and_bincount():
     f = [1., 2., 1., 4., 2.5]
     both(lambda lib, t: lib.histc(t, 4), f)

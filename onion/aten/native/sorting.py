@@ -1045,8 +1045,13 @@ def _linear_bins(a, lo, hi, bins, edges=None, narrow=None):
 
 def _count(idx, bins, weights, dtype):
     keep = idx >= 0
-    w = None if weights is None else weights[keep].astype(np.float64)
-    return np.bincount(idx[keep], weights=w, minlength=bins)[:bins].astype(dtype)
+    if weights is None:
+        return np.bincount(idx[keep], minlength=bins)[:bins].astype(dtype)
+    # weights summed into each bin in the input's type, element by element in order, as PyTorch's histogram
+    # kernel does on one thread (its result with several threads depends on their number)
+    hist = np.zeros(bins, dtype)
+    np.add.at(hist, idx[keep], weights[keep].astype(dtype))
+    return hist
 
 
 def histc(self, bins=100, min=0, max=0):  # noqa: A002
@@ -1143,10 +1148,11 @@ def _histogram_range(a, range_, dtype):
 
 
 def _density(hist, edges):
+    # as PyTorch: divided by the total first, then by each bin's width (two roundings in the input's type)
     total = hist.sum()
     widths = np.diff(edges)
     with np.errstate(invalid="ignore", divide="ignore"):
-        return hist / (total * widths)
+        return (hist / total) / widths
 
 
 def _histogram_bin_ct(self, bins, range_, weight, density):
