@@ -117,7 +117,6 @@ def meta_mm(self, mat2):
 
 
 def mm_impl(xp, plan, self, mat2):
-    _it.refuse_barebones_unsigned("addmm_impl_cpu_", self._impl)
     a = self._impl._array
     dt = plan.dtype
     if (dt is _float32 or dt is _float64) and type(a) is _ndarray:
@@ -128,6 +127,7 @@ def mm_impl(xp, plan, self, mat2):
                 # ndarray.dot calls the same BLAS gemm (syrk for a matrix times its
                 # transpose) that np.matmul picks for these layouts, with less overhead
                 return a.dot(b)
+    _it.refuse_barebones_unsigned("addmm_impl_cpu_", self._impl)     # (after the float road: not its dtypes)
     if a.shape[1] == 0 or a.shape[0] == 0 or plan.shape[1] == 0:
         return xp.zeros(plan.shape, dtype=plan.dtype.np)
     ct = _compute_np(plan.dtype)
