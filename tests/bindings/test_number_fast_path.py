@@ -80,9 +80,8 @@ def _recorded(lib, fn):
             seen.append(str(func))
             return func(*args, **(kwargs or {}))
 
-    x = fn  # built outside the mode, called inside
     with Record():
-        x(lib)
+        fn(lib)
     return [s for s in seen if not s.startswith(("aten.lift_fresh", "aten._to_copy"))]
 
 
