@@ -269,6 +269,8 @@ class PySignature:
         self.fill_pin = names.index("pin_memory") if self.has_options and "pin_memory" in names else None
         self.fill_device = names.index("device") if self.has_options and not any(
             a.type.is_tensor_like for a in args) else None
+        if self.fill_pin is not None or self.fill_device is not None:
+            self.bind = self._bind_filling      # only these signatures pay for the filling
         self.extras = set(python_extras)
         if self.has_options:
             self.extras.add("requires_grad")
@@ -306,6 +308,11 @@ class PySignature:
                 if p.default is REQUIRED:
                     raise _NoMatch
                 values[p.index] = list(p.default) if isinstance(p.default, list) else p.default
+        return values, extra
+
+    def _bind_filling(self, args, kwargs, self_tensor=None):
+        """``bind`` for a signature with tensor options: the options PyTorch's binding fills, filled."""
+        values, extra = PySignature.bind(self, args, kwargs, self_tensor)
         if self.fill_pin is not None and values[self.fill_pin] is None:
             values[self.fill_pin] = False
         if self.fill_device is not None and values[self.fill_device] is None:
