@@ -33,7 +33,7 @@ def _make_grads(outputs, grad_outputs):
             if not out._impl.dtype.is_floating_point:
                 raise RuntimeError(f"grad can be implicitly created only for real scalar outputs but got "
                                    f"{out._impl.dtype!r}")
-            # pin_memory=False, as PyTorch's engine passes it (a mode sees it)
+            # as torch.autograd's _make_grads calls it through the binding (pin_memory filled in)
             g = at.ones_like(out, None, None, None, False, "preserve_format")
         elif tuple(g._impl._array.shape) != tuple(out._impl._array.shape):
             raise RuntimeError(f"Mismatch in shape: grad_output[{i}] has a shape of {_size(g)} and output[{i}] "

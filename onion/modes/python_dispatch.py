@@ -19,6 +19,7 @@ import contextlib
 import inspect
 import warnings
 
+from ..autograd.graph import set_mode_detach
 from ..core.dispatch_key import AFTER_PYTHON, FULL, K, bit, mask_below
 from ..core.memory_format import memory_format as _memory_format
 from ..core.tensor import Tensor
@@ -34,11 +35,18 @@ ABOVE_PYTHON = FULL & ~mask_below(int(K.Python) + 1)
 
 # --- the stack ---------------------------------------------------------------------------------------
 
+_PUSHED = [0]      # modes on the stacks of all threads
+
+
 def _set_stack(stack: tuple) -> None:
     """Install the thread's mode stack; the Python keys are included exactly while it is non-empty."""
     st = state()
     include = (st.include | PYTHON_KEYS) if stack else (st.include & ~PYTHON_KEYS)
     set_state(st.replace(mode_stack=stack, include=include))
+    before = _PUSHED[0]
+    now = _PUSHED[0] = before + len(stack) - len(st.mode_stack)
+    if (before == 0) != (now == 0):     # saved outputs are detached through the modes while any is pushed
+        set_mode_detach(_detach_through_mode if now else None)
 
 
 def _push_mode(mode) -> None:
@@ -343,6 +351,34 @@ def _python_fallback(op, ks, values):
     if result is NotImplemented:
         raise _not_implemented(op, mode)
     return check_result(plan, result)
+
+
+def _detach_through_mode(t):
+    """``detach`` of a tensor autograd saves as an output (or unpacks), handed to this thread's innermost
+    mode as PyTorch's ``shallow_copy_and_detach`` hands it (``types`` the tensor's type); None without one."""
+    st = state()
+    stack = st.mode_stack
+    if not stack or st.exclude & _PYTHON_BIT:
+        return None
+    mode = stack[-1]
+    op = _DETACH[0]
+    if op is None:
+        from ..dispatch.ops import ops
+        op = _DETACH[0] = ops.aten.detach.default
+    if type(mode) not in _CHECKED_MODE_TYPES:
+        _check_mode_type(type(mode))
+    set_state(_mode_state(st))
+    try:
+        result = mode.__torch_dispatch__(op, (type(t),), (t,), {})
+    finally:
+        set_state(st)
+    if result is NotImplemented:
+        raise _not_implemented(op, mode)
+    return check_result(_plan_of(op), result)
+
+
+_DETACH = [None]
+_PYTHON_BIT = bit(K.Python)
 
 
 def _no_mode(op, ks, values):

@@ -100,11 +100,15 @@ PROGRAMS = {
     "kwarg-only defaults left out (addmv)": lambda L, x: (
         L.addmv(L.ones(2), L.ones(2, 3), L.ones(3)), L.addmv(L.ones(2), L.ones(2, 3), L.ones(3), beta=1),
         L.addmv(L.ones(2), L.ones(2, 3), L.ones(3), beta=2), L.addmv(L.ones(2), L.ones(2, 3), L.ones(3), alpha=2)),
-    # autograd.grad, no saved outputs: PyTorch's mode also sees AccumulateGrad take a lone gradient by
-    # detach() (it reads the reference count; onion clones), and a detach() with types (Tensor,) where an
-    # output is saved for backward (the shallow copy SavedVariable makes goes through the interpreter)
+    # autograd.grad rather than .backward(): PyTorch's AccumulateGrad takes a lone gradient by detach() (it
+    # reads the reference count), where onion clones it
     "autograd: forward and backward": lambda L, x: (lambda a: L.autograd.grad((a * 3).sum(), [a]))(
         x.clone().requires_grad_()),
+    # a saved output is detached through the mode when saved and when unpacked, types (Tensor,)
+    "autograd: saved outputs": lambda L, x: (lambda a: L.autograd.grad((a.exp() * a).sum(), [a]))(
+        x.clone().requires_grad_()),
+    "autograd: saved output, create_graph": lambda L, x: (lambda a: L.autograd.grad(
+        a.relu().sum(), [a], create_graph=True))(x.clone().requires_grad_()),
 }
 
 
