@@ -320,6 +320,10 @@ class FakeTensorMode(TorchDispatchMode):
                 i.device = META
             with ExcludeDispatchKeyGuard(_PYTHON_KEYS):
                 out = func(*args, **kwargs)
+        except NotImplementedError as e:
+            if "with arguments from the 'Meta' backend" in str(e):   # no Meta kernel: PyTorch's exception
+                raise UnsupportedOperatorException(func) from e
+            raise
         finally:
             for i, d in zip(impls, saved):
                 i.device = d
