@@ -19,8 +19,9 @@ import contextlib
 import dataclasses
 import weakref
 
+from ..backends.meta import MetaArray
 from ..core.device import CPU, META, canonical
-from ..core.dispatch_key import K, bit
+from ..core.dispatch_key import K, bit, tensor_keyset
 from ..core.tensor import Tensor, make_tensor
 from ..core.tensor_impl import TensorImpl
 from ..core.tls import ExcludeDispatchKeyGuard
@@ -32,6 +33,7 @@ __all__ = ["FakeTensor", "FakeTensorMode", "DynamicOutputShapeException", "DataD
            "UnsupportedOperatorException", "FakeTensorDeviceMismatchError", "unset_fake_temporarily"]
 
 _PYTHON_KEYS = bit(K.Python) | bit(K.PythonTLSSnapshot)
+_PYTHON_BIT = bit(K.Python)
 
 
 @dataclasses.dataclass
@@ -78,21 +80,18 @@ class _OpName:
 _LOCAL_SCALAR_DENSE = _OpName("aten._local_scalar_dense.default")
 
 
-def _meta_keyset() -> int:
-    from ..core.tensor import Tensor as _T  # noqa: F401  (the keyset of a Meta tensor, made once)
-    global _META_KEYSET
-    if _META_KEYSET is None:
-        from .. import empty
-        _META_KEYSET = empty(0, device="meta")._impl.keyset
-    return _META_KEYSET
+_MATH_BITS = bit(K.Conjugate) | bit(K.Negative)
+_META_KEYSET = tensor_keyset(K.Meta)
+_FAKE_KEYSETS: dict = {}
 
 
-_META_KEYSET = None
-
-
-def _fake_keyset() -> int:
-    """Meta's keys (the array is a Meta array) plus the Python key, so operators reach Python dispatch."""
-    return _meta_keyset() | bit(K.Python)
+def _fake_keyset(device) -> int:
+    """A real tensor's keys on ``device`` plus the Python keys (PyTorch's FakeTensor carries the same), so that
+    operators on it reach Python dispatch (its mode, or ``FakeTensor.__torch_dispatch__``)."""
+    ks = _FAKE_KEYSETS.get(device)
+    if ks is None:
+        ks = _FAKE_KEYSETS[device] = tensor_keyset(device.backend_key) | _PYTHON_KEYS
+    return ks
 
 
 class FakeTensor(Tensor):
@@ -119,9 +118,19 @@ class FakeTensor(Tensor):
 
     # --- no data -------------------------------------------------------------------
     def __repr__(self, *, tensor_contents=None):
-        dev = self._impl.device
-        extra = "" if dev.type == "cpu" else f"device='{dev}', "
-        return f"FakeTensor(..., {extra}size={tuple(self._impl._array.shape)})"
+        from .. import get_default_dtype
+        impl = self._impl
+        parts = ["..."]
+        if impl.device.type != "cpu":
+            parts.append(f"device='{impl.device}'")
+        parts.append(f"size={tuple(impl._array.shape)}")
+        if impl.dtype is not get_default_dtype():
+            parts.append(f"dtype={impl.dtype!r}")
+        if impl.grad_fn is not None:
+            parts.append(f"grad_fn=<{type(impl.grad_fn).__name__}>")
+        elif impl.requires_grad:
+            parts.append("requires_grad=True")
+        return f"FakeTensor({', '.join(parts)})"
 
     __str__ = __repr__
 
@@ -144,12 +153,8 @@ class FakeTensor(Tensor):
         return 0
 
 
-def _is_fake(x) -> bool:
-    return isinstance(x, FakeTensor)
-
-
 def _fake_impl_like(array, dtype, device, requires_grad=False) -> TensorImpl:
-    impl = TensorImpl(array, dtype, device, _fake_keyset())
+    impl = TensorImpl(array, dtype, device, _fake_keyset(device))
     impl.requires_grad = requires_grad
     return impl
 
@@ -170,8 +175,8 @@ def unset_fake_temporarily():
 
 
 def _render(x) -> str:
-    if isinstance(x, FakeTensor):
-        return repr(x)
+    if isinstance(x, Tensor) and getattr(x._impl, "_fake_mode", None) is not None:
+        return FakeTensor.__repr__(x)
     if isinstance(x, Tensor):
         if x.dim() == 0 and x.device.type == "cpu":
             v = x._impl._array.item()
@@ -189,6 +194,9 @@ def _render_call(func, args, kwargs) -> str:
     return f"{func}({', '.join(parts)})"
 
 
+# operators whose inputs may sit on different devices: the result is on the first input's (PyTorch's list)
+_MULTI_DEVICE_FNS = frozenset({"aten::copy_", "aten::copy", "aten::copy.out", "aten::_unsafe_index_put",
+                               "aten::slice_scatter", "aten::slice_scatter.out", "aten::diagonal_scatter"})
 _LIFT_FNS = frozenset({"aten::lift_fresh", "aten::lift_fresh_copy", "aten::lift"})
 
 
@@ -219,8 +227,8 @@ class FakeTensorMode(TorchDispatchMode):
         returned as it is, one of another mode gets a fake of this mode."""
         if not isinstance(tensor, Tensor):
             raise TypeError(f"from_tensor(): expected a Tensor, got {type(tensor).__name__}")
-        if isinstance(tensor, FakeTensor) and tensor.fake_mode is self:
-            return tensor
+        if self.is_our_fake(tensor):
+            return tensor if type(tensor) is FakeTensor else self._wrap_impl(tensor._impl)
         impl = tensor._impl
         key = id(impl)
         hit = self._memo.get(key)
@@ -241,7 +249,7 @@ class FakeTensorMode(TorchDispatchMode):
         meta = backend_for(META)
         dt = impl.dtype
         sizes, strides = tuple(impl._array.shape), tuple(impl.strides)
-        if isinstance(tensor, FakeTensor):
+        if getattr(impl, "_fake_mode", None) is not None:
             offset = impl._offset
         else:
             offset = impl.storage_offset() if impl._array.size else 0
@@ -254,12 +262,13 @@ class FakeTensorMode(TorchDispatchMode):
         return self._wrap_impl(fimpl)
 
     def _wrap_impl(self, impl) -> FakeTensor:
+        impl._fake_mode = self      # on the impl too: autograd hands saved tensors back in plain handles
         t = make_tensor(impl, FakeTensor)
         t.fake_mode = self
         return t
 
     def is_our_fake(self, t) -> bool:
-        return isinstance(t, FakeTensor) and t.fake_mode is self
+        return isinstance(t, Tensor) and getattr(t._impl, "_fake_mode", None) is self
 
     # --- the mode ----------------------------------------------------------------------
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
@@ -272,7 +281,15 @@ class FakeTensorMode(TorchDispatchMode):
 
         tags = getattr(func, "tags", ())
         for i, x in enumerate(flat):
-            if isinstance(x, Tensor) and not self.is_our_fake(x):
+            if not isinstance(x, Tensor):
+                continue
+            owner = getattr(x._impl, "_fake_mode", None)
+            if owner is None and type(x) is Tensor and _detached_fake(x._impl):
+                owner = self
+            if owner is self:
+                if type(x) is not FakeTensor:   # a fake impl in a plain handle (autograd's saved tensors)
+                    flat[i] = self._wrap_impl(x._impl)
+            else:
                 if x._impl.is_wrapped_number:   # a Python number the binding wrapped: no user tensor
                     flat[i] = self._fake_of(x)
                     continue
@@ -280,7 +297,7 @@ class FakeTensorMode(TorchDispatchMode):
                     raise AssertionError("Can't call metadata mutating ops on non-Fake Tensor inputs. Found in "
                                          f"{_render_call(func, args, kwargs)}")
                 if not self.allow_non_fake_inputs:
-                    if isinstance(x, FakeTensor):
+                    if owner is not None:
                         raise AssertionError(f"Mixing fake modes NYI x.fake_mode={x.fake_mode} vs self={self}")
                     raise AssertionError("Please convert all Tensors to FakeTensors first or instantiate "
                                          "FakeTensorMode with 'allow_non_fake_inputs'. Found in "
@@ -303,21 +320,27 @@ class FakeTensorMode(TorchDispatchMode):
         if "data_dependent_output" in tags:
             raise DataDependentOutputException(func)
 
-        device_kw = "device" in kwargs
-        if fakes:
+        device_kw = _has_device_arg(func)
+        if fakes and name in _MULTI_DEVICE_FNS:
+            out_device = args[0]._impl.device if isinstance(args[0], Tensor) else fakes[0]._impl.device
+        elif fakes:
             out_device = _common_device(func, fakes)
-            if device_kw and kwargs["device"] is not None:
+            if device_kw and kwargs.get("device") is not None:
                 out_device = canonical(kwargs["device"])
         else:
             out_device = canonical(kwargs.get("device")) if device_kw else CPU
         if device_kw:
             kwargs["device"] = META
 
+        written = _written_tensors(func, args, kwargs)
+        versions = [t._impl.version for t in written]
+        # the kernel sees Meta tensors: each fake impl's device and backend keys are switched for the call
         impls = [x._impl for x in fakes]
-        saved = [i.device for i in impls]
+        saved = [(i.device, i.keyset) for i in impls]
         try:
             for i in impls:
                 i.device = META
+                i.keyset = _META_KEYSET | (i.keyset & _MATH_BITS)
             with ExcludeDispatchKeyGuard(_PYTHON_KEYS):
                 out = func(*args, **kwargs)
         except NotImplementedError as e:
@@ -325,8 +348,12 @@ class FakeTensorMode(TorchDispatchMode):
                 raise UnsupportedOperatorException(func) from e
             raise
         finally:
-            for i, d in zip(impls, saved):
+            for i, (d, ks) in zip(impls, saved):
                 i.device = d
+                i.keyset = ks
+        for t, v in zip(written, versions):   # a mutated input's version moves once (ADInplaceOrView's bump)
+            if t._impl.version == v:
+                t._impl.bump_version()
         return self._wrap_outputs(out, fakes, out_device)
 
     def _wrap_outputs(self, out, fakes, out_device):
@@ -344,12 +371,50 @@ class FakeTensorMode(TorchDispatchMode):
             if impl._storage is None:
                 impl.storage()
             impl.device = out_device
-            impl.keyset = _fake_keyset()
+            impl.keyset = _fake_keyset(out_device) | (impl.keyset & _MATH_BITS)
             return self._wrap_impl(impl)
 
         if isinstance(out, Tensor):
             return wrap(out)
         return pytree.tree_map(wrap, out)
+
+
+def _detached_fake(impl) -> bool:
+    """A new impl over a fake tensor's array (autograd's ``detach`` of a saved output): the Python key with a
+    Meta array on another device, which only a fake tensor's impl has."""
+    return bool(impl.keyset & _PYTHON_BIT) and type(impl._array) is MetaArray
+
+
+_DEVICE_ARG: dict = {}
+
+
+def _has_device_arg(func) -> bool:
+    """Whether the operator takes a ``device`` (factories, ``*_like``, ``_to_copy``): it is then asked for Meta."""
+    has = _DEVICE_ARG.get(func)
+    if has is None:
+        schema = getattr(func, "_schema", None)
+        has = _DEVICE_ARG[func] = schema is not None and any(a.name == "device" for a in schema.arguments)
+    return has
+
+
+_WRITTEN_ARGS: dict = {}
+
+
+def _written_tensors(func, args, kwargs) -> list:
+    """The tensors an operator writes (``Tensor(a!)`` arguments: in-place self, ``out=``)."""
+    spec = _WRITTEN_ARGS.get(func)
+    if spec is None:
+        schema = getattr(func, "_schema", None)
+        spec = _WRITTEN_ARGS[func] = tuple(
+            (i, a.name) for i, a in enumerate(schema.arguments) if a.is_write) if schema is not None else ()
+    out = []
+    for i, name in spec:
+        v = kwargs.get(name) if name in kwargs else (args[i] if i < len(args) else None)
+        if isinstance(v, Tensor):
+            out.append(v)
+        elif isinstance(v, (list, tuple)):
+            out.extend(t for t in v if isinstance(t, Tensor))
+    return out
 
 
 def _has_mask_index(args, kwargs) -> bool:
