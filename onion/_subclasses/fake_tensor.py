@@ -175,7 +175,7 @@ def unset_fake_temporarily():
 
 
 def _render(x) -> str:
-    if isinstance(x, Tensor) and getattr(x._impl, "_fake_mode", None) is not None:
+    if isinstance(x, Tensor) and _owner(x) is not None:
         return FakeTensor.__repr__(x)
     if isinstance(x, Tensor):
         if x.dim() == 0 and x.device.type == "cpu":
@@ -249,7 +249,7 @@ class FakeTensorMode(TorchDispatchMode):
         meta = backend_for(META)
         dt = impl.dtype
         sizes, strides = tuple(impl._array.shape), tuple(impl.strides)
-        if getattr(impl, "_fake_mode", None) is not None:
+        if _owner(tensor) is not None:
             offset = impl._offset
         else:
             offset = impl.storage_offset() if impl._array.size else 0
@@ -268,10 +268,12 @@ class FakeTensorMode(TorchDispatchMode):
         return t
 
     def is_our_fake(self, t) -> bool:
-        return isinstance(t, Tensor) and getattr(t._impl, "_fake_mode", None) is self
+        return isinstance(t, Tensor) and _owner(t) is self
 
     # --- the mode ----------------------------------------------------------------------
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        if any(_foreign_subclass(t) for t in types):
+            return NotImplemented       # another subclass's tensors: its own __torch_dispatch__ goes first
         kwargs = dict(kwargs) if kwargs else {}
         flat, spec = pytree.tree_flatten((args, kwargs))
         name = func.name() if hasattr(func, "name") else str(func)
@@ -283,7 +285,7 @@ class FakeTensorMode(TorchDispatchMode):
         for i, x in enumerate(flat):
             if not isinstance(x, Tensor):
                 continue
-            owner = getattr(x._impl, "_fake_mode", None)
+            owner = _owner(x)
             if owner is None and type(x) is Tensor and _detached_fake(x._impl):
                 owner = self
             if owner is self:
@@ -377,6 +379,25 @@ class FakeTensorMode(TorchDispatchMode):
         if isinstance(out, Tensor):
             return wrap(out)
         return pytree.tree_map(wrap, out)
+
+
+def _foreign_subclass(t) -> bool:
+    """A tensor class with a ``__torch_dispatch__`` of its own that is not FakeTensor's (PyTorch's fake mode
+    answers NotImplemented to those)."""
+    if t is Tensor or issubclass(t, FakeTensor):
+        return False
+    td = getattr(t, "__torch_dispatch__", None)
+    return td is not None and getattr(td, "__func__", td).__name__ != "_disabled_torch_dispatch_impl"
+
+
+def _owner(t):
+    """The mode a tensor is a fake of (on the impl; on the handle for an alias that kept its class), or None."""
+    mode = getattr(t._impl, "_fake_mode", None)
+    if mode is None and isinstance(t, FakeTensor):
+        mode = t.__dict__.get("fake_mode")
+        if mode is not None:
+            t._impl._fake_mode = mode
+    return mode
 
 
 def _detached_fake(impl) -> bool:
