@@ -26,7 +26,7 @@ from .random import get_rng_state, initial_seed, manual_seed, seed, set_rng_stat
 if TYPE_CHECKING:
     # What _load() adds at runtime, as type checkers and editors should see it: the generated
     # stubs (onion/_generated/*.pyi, written by codegen) and the hand-written names.
-    from . import _C, autograd, library, nn, utils  # noqa: F401
+    from . import _C, autograd, library, nn, profiler, utils  # noqa: F401
     from ._generated.ops import ops as ops
     from ._generated.python_functions import *  # noqa: F403
     from ._generated.tensor import Tensor as Tensor
@@ -94,7 +94,9 @@ def _load_all() -> None:
     g.update(_SPECIAL_FUNCTIONS)       # onion.special_i1, as the stubs list it
     g["_segment_reduce"] = FUNCTIONS["segment_reduce"]     # torch._segment_reduce is the same function
     g.update(tensor=tensor, from_numpy=from_numpy, as_tensor=as_tensor)
-    from . import _C, autograd, library, nn, utils  # noqa: F401
+    from . import _C, autograd, library, nn, profiler, utils  # noqa: F401
+    from .autograd import profiler as _autograd_profiler  # noqa: F401  (onion.autograd.profiler)
+    g.update(profiler=profiler)
     from .autograd.grad_mode import (enable_grad, inference_mode, is_grad_enabled, is_inference_mode_enabled,
                                      no_grad, set_grad_enabled)
     g.update(autograd=autograd, no_grad=no_grad, enable_grad=enable_grad, set_grad_enabled=set_grad_enabled,

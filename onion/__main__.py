@@ -130,7 +130,24 @@ def main(argv=None) -> int:
     e.add_argument("--level", type=int, default=2, help="trace level: 1 as PyTorch, 2 with reasons (default)")
     o = sub.add_parser("ops", help="onion's operators against PyTorch's, with CPU, Meta and autograd columns")
     o.add_argument("--missing", action="store_true", help="list PyTorch's overloads that onion lacks")
+    r = sub.add_parser("profile", help="run a script under onion.profiler: table, chrome trace, PNG of the top ops")
+    r.add_argument("script")
+    r.add_argument("script_args", nargs=argparse.REMAINDER, help="arguments passed to the script")
+    r.add_argument("--out", default=None, help="folder for the outputs (default: the script's folder)")
+    r.add_argument("--sort-by", default="self_cpu_time_total")
+    r.add_argument("--row-limit", type=int, default=30)
+    r.add_argument("--record-shapes", action="store_true")
+    r.add_argument("--profile-memory", action="store_true")
     args = p.parse_args(argv)
+    if args.cmd == "profile":
+        from .profiler.cli import run
+        try:
+            run(args.script, args.script_args, args.out, args.sort_by, args.row_limit, args.record_shapes,
+                args.profile_memory)
+        except FileNotFoundError as err:
+            print(f"error: {err}", file=sys.stderr)
+            return 2
+        return 0
     if args.cmd == "ops":
         from .ops_listing import render
         sys.stdout.write(render(args.missing))

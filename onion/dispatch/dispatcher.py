@@ -26,6 +26,7 @@ class Dispatcher:
         self._fallback_stack: dict[K, list] = {}
         self.trace_level = _trace_level_from_env()
         self.trace_stream = None
+        self.profiler = None           # the recording onion.profiler Recorder: lookups cache wrapped kernels
         self.on_new_operator = []      # callbacks(handle): the ops namespace listens
 
     # --- operators --------------------------------------------------------------

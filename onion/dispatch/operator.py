@@ -148,6 +148,9 @@ class OperatorHandle:
         if entry is None:
             raise NotImplementedError(self._missing_message(key))
         fn = entry.fn
+        if self.dispatcher.profiler is not None:
+            from .profiling import profiled_kernel  # late: only while profiling
+            fn = profiled_kernel(self, fn, key, redispatch, entry)
         level = self.dispatcher.trace_level
         if level:
             from .trace import traced_kernel  # late: only when tracing
