@@ -12,27 +12,43 @@ import sys
 from .profiler import ProfilerActivity, profile
 
 
-def top_rows(events, n: int):
-    """The ``n`` operators (not kernels, blocks or nodes) with the most self time, most first."""
-    rows = [r for r in events.key_averages() if r.key.startswith("aten::")]
-    rows.sort(key=lambda r: r.self_cpu_time_total, reverse=True)
+def top_rows(events, n: int) -> list:
+    """The ``n`` operators with the most self time, kernels included: ``(name, overhead_us, kernel_us)``
+    with the operator's own time outside its kernels (dispatch and Python) and the time in the backend
+    kernels it ran (the kernel rows are the operator's children, so its self time leaves them out)."""
+    overhead: dict = {}
+    kernel: dict = {}
+    for e in events:
+        if e.name.startswith("aten::"):
+            overhead[e.name] = overhead.get(e.name, 0.0) + e.self_cpu_time_total
+            kernel[e.name] = kernel.get(e.name, 0.0) + sum(k.cpu_time_total for k in e.kernels)
+    rows = sorted(((name, overhead[name], kernel[name]) for name in overhead), key=lambda r: r[1] + r[2],
+                  reverse=True)
     return rows[:n]
 
 
 def plot(rows, path: str, title: str) -> bool:
-    """A bar chart of ``rows``' self CPU time; False when matplotlib is not installed."""
+    """Horizontal bars of ``rows`` (operator overhead, then kernel time); False without matplotlib."""
     try:
         import matplotlib
     except ImportError:
         return False
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-    names = [r.key for r in reversed(rows)]
-    times = [r.self_cpu_time_total / 1000.0 for r in reversed(rows)]
-    fig, ax = plt.subplots(figsize=(8, 0.35 * len(rows) + 1.2))
-    ax.barh(names, times, color="#c0504d")
-    ax.set_xlabel("self CPU time (ms)")
+    rows = list(reversed(rows))
+    names = [r[0] for r in rows]
+    over = [r[1] / 1000.0 for r in rows]
+    kern = [r[2] / 1000.0 for r in rows]
+    fig, ax = plt.subplots(figsize=(8, 0.45 * len(rows) + 1.4))
+    ys = list(range(len(rows)))
+    ax.barh([y + 0.2 for y in ys], kern, height=0.4, color="#4f81bd", label="in backend kernels (NumPy)")
+    ax.barh([y - 0.2 for y in ys], over, height=0.4, color="#c0504d", label="operator overhead (dispatch, Python)")
+    ax.set_yticks(ys)
+    ax.set_yticklabels(names)
+    ax.set_xscale("log")
+    ax.set_xlabel("self CPU time (ms, log scale)")
     ax.set_title(title)
+    ax.legend(loc="lower right", fontsize=8)
     fig.tight_layout()
     fig.savefig(path, dpi=100)
     plt.close(fig)
