@@ -15,6 +15,7 @@ buffers each backend kernel returns, inside the kernel wrapper.
 """
 from __future__ import annotations
 
+import os
 import threading
 import time
 import traceback
@@ -66,11 +67,14 @@ def _shape_of(a):
     return [], "Scalar" if isinstance(a, (int, float, complex, bool)) else ""
 
 
+_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+
+
 def _user_stack() -> list:
-    """The caller's Python frames outside onion, innermost first (as PyTorch's ``stack``)."""
+    """The caller's Python frames outside onion's package, innermost first (as PyTorch's ``stack``)."""
     out = []
     for fs in reversed(traceback.extract_stack()):
-        if "/onion/" in fs.filename.replace("\\", "/"):
+        if fs.filename.startswith(_PACKAGE_DIR):
             continue
         out.append(f"{fs.filename}({fs.lineno}): {fs.name}")
     return out
