@@ -118,7 +118,7 @@ class FakeTensor(Tensor):
 
     # --- no data -------------------------------------------------------------------
     def __repr__(self, *, tensor_contents=None):
-        from .. import get_default_dtype
+        from ..core.dtype import get_default_dtype
         impl = self._impl
         parts = ["..."]
         if impl.device.type != "cpu":
@@ -300,7 +300,7 @@ class FakeTensorMode(TorchDispatchMode):
                                          f"{_render_call(func, args, kwargs)}")
                 if not self.allow_non_fake_inputs:
                     if owner is not None:
-                        raise AssertionError(f"Mixing fake modes NYI x.fake_mode={x.fake_mode} vs self={self}")
+                        raise AssertionError(f"Mixing fake modes NYI x.fake_mode={owner} vs self={self}")
                     raise AssertionError("Please convert all Tensors to FakeTensors first or instantiate "
                                          "FakeTensorMode with 'allow_non_fake_inputs'. Found in "
                                          f"{_render_call(func, args, kwargs)}")

@@ -353,3 +353,32 @@ def test_mlp_forward_backward_memory(capsys):
               f"fake {fake_peak / 2**20:.3f} MiB")
     assert real_peak > 8 * 2**20
     assert fake_peak < 0.02 * real_peak
+
+
+def _has_subclass_dispatch() -> bool:
+    try:
+        import onion.modes.subclasses  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+@pytest.mark.skipif(not _has_subclass_dispatch(), reason="needs the Python key's dispatch to tensor subclasses "
+                                                          "(onion.modes.subclasses)")
+@pytest.mark.parametrize("name", ["plus_number", "sum_view", "plus_real", "plus_real_0dim", "item", "backward"])
+def test_fake_tensors_outside_their_mode_as_torch(name):
+    """Outside ``with mode:`` an operator on a fake tensor runs under the tensor's own mode (FakeTensor's
+    ``__torch_dispatch__``), with the same refusals."""
+    cases = {
+        "plus_number": lambda lib, f: f + 1,
+        "sum_view": lambda lib, f: f.t().sum(0),
+        "plus_real": lambda lib, f: f + lib.ones(2, 3),
+        "plus_real_0dim": lambda lib, f: f + lib.tensor(1.0),
+        "item": lambda lib, f: f.sum().item(),
+        "backward": lambda lib, f: (f.requires_grad_(), (f * 2).sum().backward(), f.grad)[2],
+    }
+    tmode, omode = _torch_fake().FakeTensorMode(), FakeTensorMode()
+    rt = _outcome(lambda: cases[name](torch, tmode.from_tensor(torch.ones(2, 3))))
+    ro = _outcome(lambda: cases[name](onion, omode.from_tensor(onion.ones(2, 3))))
+    assert _describe(ro) == _describe(rt)
+    assert type(onion.ones(2)) is onion.Tensor        # no mode left behind
