@@ -14,3 +14,4 @@ from .bindings.dispatch_introspection import (DispatchKey, DispatchKeySet, Funct
                                               parse_schema)
 from .core.tls import tls  # noqa: F401
 from .dispatch.dispatcher import dispatcher  # noqa: F401
+from .modes.python_dispatch import _DisableTorchDispatch  # noqa: F401,E402

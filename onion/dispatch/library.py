@@ -157,7 +157,7 @@ class Library:
             def kernel(op, ks, values, _fn=fn):
                 args, kwargs = op._unnormalize(values)
                 if with_keyset:
-                    return _fn(op, DispatchKeySet(ks), *args, **kwargs)
+                    return _fn(op, DispatchKeySet(ks & ~op._handle.skip_mask), *args, **kwargs)
                 return _fn(op, *args, **kwargs)
         self._fallback_internal(key, kernel, _caller_debug())
 
@@ -203,9 +203,11 @@ def _adapt_user_kernel(handle, fn, with_keyset: bool):
     npos = sum(1 for a in schema.arguments if not a.kwarg_only)
     kw_names = tuple(a.name for a in schema.arguments if a.kwarg_only)
     if with_keyset:
+        # the keyset as PyTorch hands it to a kernel: without the operator's fallthrough keys
         if not kw_names:
-            return lambda ks, *args: fn(DispatchKeySet(ks), *args)
-        return lambda ks, *args: fn(DispatchKeySet(ks), *args[:npos], **dict(zip(kw_names, args[npos:])))
+            return lambda ks, *args: fn(DispatchKeySet(ks & ~handle.skip_mask), *args)
+        return lambda ks, *args: fn(DispatchKeySet(ks & ~handle.skip_mask), *args[:npos],
+                                    **dict(zip(kw_names, args[npos:])))
     if not kw_names:
         return lambda ks, *args: fn(*args)
     return lambda ks, *args: fn(*args[:npos], **dict(zip(kw_names, args[npos:])))

@@ -38,8 +38,6 @@ FAKE_KNOWN: dict = {
     "quantile": _READS_CPU_ARRAY, "nanquantile": _READS_CPU_ARRAY, "unravel_index": _READS_CPU_ARRAY,
     "istft": "onion's istft checks the window's overlap-add by reading values and raises NotImplementedError on "
              "Meta; PyTorch's composite calls aten.equal, so its fake run raises DataDependentOutputException",
-    "__getitem__": "onion's indexing binding makes the index tensor of a list key without dispatching (no "
-                   "lift_fresh), so a real tensor reaches the mode, which refuses it as PyTorch refuses real inputs",
 }
 
 
