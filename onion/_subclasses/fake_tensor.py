@@ -23,7 +23,7 @@ from ..backends.meta import MetaArray
 from ..core.device import CPU, META, canonical
 from ..core.dispatch_key import K, bit, tensor_keyset
 from ..core.tensor import Tensor, make_tensor
-from ..core.tensor_impl import TensorImpl
+from ..core.tensor_impl import TensorImpl, ViewImpl
 from ..core.tls import ExcludeDispatchKeyGuard
 from ..dispatch.library import FAKE_IMPLS
 from ..modes.python_dispatch import TorchDispatchMode, _get_current_dispatch_mode
@@ -98,6 +98,22 @@ class FakeTensor(Tensor):
     """A tensor with geometry, dtype and a device, and no data; made by a ``FakeTensorMode``."""
 
     fake_mode: "FakeTensorMode"
+
+    def __new__(cls, fake_mode, elem, device, constant=None, real_tensor=None):
+        """``FakeTensor(mode, meta_tensor, device)``: ``elem``'s geometry and dtype reported on ``device``."""
+        if elem.device.type != "meta":
+            raise AssertionError(f"elem.device.type must be 'meta', got {elem.device.type}")
+        dev = canonical(device)
+        src = elem._impl
+        impl = TensorImpl(src._array, src.dtype, dev, _fake_keyset(dev) | (src.keyset & _MATH_BITS))
+        impl._storage, impl._offset = src.storage(), src._offset
+        if src._strides is not None:
+            impl._strides = src._strides
+        impl.requires_grad = src.requires_grad
+        return fake_mode._wrap_impl(impl)
+
+    def __init__(self, *args, **kwargs):
+        pass
 
     @property
     def fake_device(self):
@@ -254,6 +270,17 @@ class FakeTensorMode(TorchDispatchMode):
         else:
             offset = impl.storage_offset() if impl._array.size else 0
         arr = meta.view(None, sizes, strides, offset, dt.np)
+        base = tensor._base if impl._base is not None and not impl.requires_grad else None
+        if base is not None and _owner(tensor) is None:
+            # a view stays a view: of the fake of its base, over that fake's storage and version counter
+            fbase = self.from_tensor(base)
+            bimpl = fbase._impl
+            v = object.__new__(ViewImpl)
+            v._array, v.dtype, v.device, v.keyset = arr, dt, impl.device, _fake_keyset(impl.device)
+            v.requires_grad, v._inference = False, False
+            v._base, v._base_tensor = bimpl, fbase
+            v._storage, v._offset, v._vc = bimpl.storage(), offset, bimpl.version_counter()
+            return self._wrap_impl(v)
         fimpl = _fake_impl_like(arr, dt, impl.device, impl.requires_grad)
         fimpl._storage, fimpl._offset = meta.storage_of(arr, META)
         if impl.is_wrapped_number:      # keeps its place in type promotion

@@ -224,6 +224,31 @@ def test_from_tensor_memo_and_identity():
     assert other is not f and type(other) is FakeTensor and other.shape == (2,)
 
 
+def test_from_tensor_keeps_views_as_torch():
+    def run(lib, mode):
+        base = lib.ones(4, 5)
+        v, s = base.t(), base[1:, 2:]
+        fv, fs, fb = mode.from_tensor(v), mode.from_tensor(s), mode.from_tensor(base)
+        with mode:
+            fv.mul_(2)
+        return (fv._base is fb, fs._base is fb, fs.storage_offset(), fv.stride(), fv._version, fb._version,
+                fs.untyped_storage().nbytes())
+
+    assert run(onion, FakeTensorMode()) == run(torch, _torch_fake().FakeTensorMode())
+
+
+def test_fake_tensor_constructor_as_torch():
+    tf = _torch_fake()
+    tmode, omode = tf.FakeTensorMode(), FakeTensorMode()
+    ft = tf.FakeTensor(tmode, torch.empty(2, 3, device="meta").t(), torch.device("cpu"))
+    fo = FakeTensor(omode, onion.empty(2, 3, device="meta").t(), onion.device("cpu"))
+    assert _describe(("ok", fo)) == _describe(("ok", ft)) and fo.fake_mode is omode
+    with omode:
+        assert type(fo + 1) is FakeTensor
+    with pytest.raises(AssertionError, match="elem.device.type must be 'meta', got cpu"):
+        FakeTensor(omode, onion.ones(2), onion.device("cpu"))
+
+
 def test_autograd_on_fake_tensors():
     mode = FakeTensorMode()
     w = mode.from_tensor(onion.ones(3, 3, requires_grad=True))
