@@ -119,6 +119,27 @@ def test_results_are_fake_tensors_holding_no_data():
         y.numpy()
 
 
+def test_dispatch_keys_as_torch():
+    with _torch_fake().FakeTensorMode():
+        kt = str(torch._C._dispatch_keys(torch.ones(2)))
+    with FakeTensorMode():
+        ko = str(onion._C._dispatch_keys(onion.ones(2)))
+    assert ko == kt == "DispatchKeySet(CPU, Python, ADInplaceOrView, AutogradCPU, AutocastCPU, PythonTLSSnapshot)"
+
+
+def test_privateuse1_device():
+    """A fake tensor on the PrivateUse1 device needs no backend: the Meta kernels compute, the device is reported."""
+    with FakeTensorMode():
+        p = onion.ones(2, 3, device="privateuseone")
+        assert (type(p), p.device, p.shape) == (FakeTensor, onion.device("privateuseone"), (2, 3))
+        q = (p * onion.ones(())).sum(0)        # a CPU 0-dim tensor defers to the other device
+        assert q.device == onion.device("privateuseone") and q.shape == (3,)
+        assert p.to("cpu").device == onion.device("cpu")
+        with pytest.raises(FakeTensorDeviceMismatchError, match="found at least two devices, privateuseone and cpu!"):
+            p + onion.ones(2, 3)
+        assert "PrivateUse1" in str(onion._C._dispatch_keys(p))
+
+
 def test_repr_as_torch():
     tf = _torch_fake()
     cases = [lambda lib: lib.ones(2, dtype=lib.float64), lambda lib: lib.ones(2, dtype=lib.int64, device="meta"),
