@@ -344,6 +344,10 @@ class FakeTensorMode(TorchDispatchMode):
             if _has_mask_index(args, kwargs):   # PyTorch turns a mask into indices with nonzero first
                 from ..dispatch.ops import ops
                 raise DynamicOutputShapeException(ops.aten.nonzero.default)
+        elif name == "aten::repeat_interleave.Tensor":
+            size = kwargs.get("output_size", args[1] if len(args) > 1 else None)
+            if size is None:            # with output_size given, the shape is known (PyTorch's fake impl)
+                raise DynamicOutputShapeException(func)
         elif "dynamic_output_shape" in tags:
             raise DynamicOutputShapeException(func)
         if "data_dependent_output" in tags:
