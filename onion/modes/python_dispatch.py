@@ -21,6 +21,7 @@ import warnings
 
 from ..autograd.graph import set_mode_detach
 from ..core.dispatch_key import AFTER_PYTHON, FULL, K, bit, mask_below
+from ..core.layout import layout as _layout
 from ..core.memory_format import memory_format as _memory_format
 from ..core.tensor import Tensor
 from ..core.tls import make_state, set_state, state
@@ -171,7 +172,7 @@ def _check_mode_type(tp) -> None:
     _CHECKED_MODE_TYPES.add(tp)
 
 
-_AS_LIST, _AS_FORMAT, _AS_NUMBER, _TENSORS = 1, 2, 3, 4
+_AS_LIST, _AS_FORMAT, _AS_NUMBER, _TENSORS, _AS_LAYOUT = 1, 2, 3, 4, 5
 _NUMBER_OF_CATEGORY = (bool, int, float, complex)
 _RET_ANY, _RET_TENSOR, _RET_TUPLE, _RET_LIST = 0, 1, 2, 3
 
@@ -193,6 +194,8 @@ class _Plan:
                 conv.append((i, _AS_LIST))
             elif t.base == "MemoryFormat":
                 conv.append((i, _AS_FORMAT))
+            elif t.base == "Layout":
+                conv.append((i, _AS_LAYOUT))
         self.convert = tuple(conv)
         self.num_positional = spec.num_positional
         self.defaults = tuple(spec.defaults)
@@ -251,7 +254,7 @@ def python_arguments(op, values, plan=None):
                     elif tp not in types:
                         types.append(tp)
         elif type(v) is str:
-            values[i] = _memory_format(v)
+            values[i] = _memory_format(v) if kind == _AS_FORMAT else _layout(v)
     # PyTorch's split: positional arguments up to the last one that differs from its default, then the
     # keyword-only ones that differ from theirs
     defaults = plan.defaults
