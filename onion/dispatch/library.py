@@ -16,6 +16,9 @@ from .schema import parse_schema
 
 fallthrough_kernel = FALLTHROUGH
 _DEF_NAMESPACES: dict[str, object] = {}
+# operator name ("ns::op" or "ns::op.overload") -> (fake implementation, owning Library or None): what
+# FakeTensorMode runs instead of the operator's Meta kernel (``onion.library.register_fake``)
+FAKE_IMPLS: dict = {}
 
 
 _ROOT_PREFIX = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))) + os.sep
@@ -164,8 +167,22 @@ class Library:
         dispatcher.register_fallback(reg)
         self._fallbacks.append(reg)
 
+    def _register_fake(self, op_name, fn, _stacklevel: int = 1, *, allow_override: bool = True) -> None:
+        """Register ``fn(*args, **kwargs)`` as the operator's fake implementation (FakeTensorMode runs it,
+        under the mode, instead of the Meta kernel); removed again when this library is destroyed."""
+        handle = self._resolve(op_name)
+        if not callable(fn):
+            raise TypeError(f"register_fake: the fake implementation of {handle.qualified_name} must be callable, "
+                            f"got {type(fn).__name__}")
+        name = handle.qualified_name
+        if name in FAKE_IMPLS and not allow_override:
+            raise RuntimeError(f"register_fake(...): the operator {name} already has a fake impl registered")
+        FAKE_IMPLS[name] = (fn, self)
+
     # --- teardown -----------------------------------------------------------------
     def _destroy(self) -> None:
+        for name in [n for n, (_, owner) in FAKE_IMPLS.items() if owner is self]:
+            del FAKE_IMPLS[name]
         for handle, reg in reversed(self._kernels):
             handle.deregister(reg)
         for reg in reversed(self._fallbacks):
