@@ -39,7 +39,7 @@ else:
 __version__ = "0.1.0"
 
 
-from .core.layout import strided  # noqa: E402
+from .core.layout import strided  # noqa: E402,F401  (onion.strided)
 _LOADED = False
 
 
