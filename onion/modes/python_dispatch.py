@@ -10,8 +10,12 @@ The fallback, as PyTorch's:
   the call was already through those layers once;
 - hands the mode the arguments as PyTorch's ``__torch_dispatch__`` receives them: schema order,
   trailing positional defaults and default keyword-only values left out, a wrapped number back as its
-  Python number, int lists as lists, memory formats as ``onion.memory_format`` objects; ``types`` holds
+  Python number, int lists as lists, memory formats and layouts as their objects; ``types`` holds
   the argument types that override ``__torch_dispatch__`` (``()`` for plain tensors).
+
+While any mode is pushed, a tensor autograd saves as an output is also detached through the innermost
+mode when saved and when unpacked (``types`` the tensor's type), as PyTorch's ``shallow_copy_and_detach``
+asks the mode: make_fx records those ``detach`` nodes.
 """
 from __future__ import annotations
 
