@@ -39,7 +39,7 @@ else:
 __version__ = "0.1.0"
 
 
-strided = "strided"
+from .core.layout import strided  # noqa: E402,F401  (onion.strided)
 _LOADED = False
 
 

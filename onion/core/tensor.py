@@ -9,6 +9,7 @@ from __future__ import annotations
 from . import dtype as _dt
 from .creation_meta import check_view_unchanged
 from .geometry import is_contiguous_as, wrap_dim
+from .layout import strided as _strided
 from .memory_format import contiguous_format, memory_format as memory_format_type
 from .tensor_impl import TensorImpl
 from .dispatch_key import K as _K
@@ -142,7 +143,7 @@ class Tensor:
 
     @property
     def layout(self):
-        return "strided"
+        return _strided
 
     @property
     def _version(self) -> int:
