@@ -352,6 +352,16 @@ def _describe_got(args, kwargs) -> str:
     return "(" + ", ".join(parts) + ")"
 
 
+def _no_torch_function(args, kwargs, self_tensor) -> bool:
+    return False
+
+
+# the __torch_function__ hooks, installed by onion.modes.torch_function when onion loads (a layer above this one)
+_tf_wants = _no_torch_function
+_tf_dispatch = None
+_TF_PROCEED = None
+
+
 class PyFunction:
     """All signatures of one Python-visible name; ``call`` binds and dispatches."""
 
@@ -383,6 +393,10 @@ class PyFunction:
         return self._signatures
 
     def call(self, args, kwargs, self_tensor=None):
+        if _tf_wants(args, kwargs, self_tensor):        # a __torch_function__ override or mode may take the call
+            result = _tf_dispatch(self, args, kwargs, self_tensor)
+            if result is not _TF_PROCEED:
+                return result
         if self.method and not isinstance(self_tensor, Tensor):
             # ``Tensor.add(1, t)``: PyTorch's methods are descriptors of TensorBase
             raise TypeError(f"descriptor '{self.name}' for 'torch._C.TensorBase' objects doesn't apply to a "

@@ -7,7 +7,7 @@ back, exceptions included.
 """
 from __future__ import annotations
 
-from ..core.dispatch_key import AFTER_PYTHON, K, bit
+from ..core.dispatch_key import K, bit
 from ..core.tls import set_state, state, state as _tls_state
 from ..dispatch.library import Library
 
@@ -68,8 +68,9 @@ class TorchDispatchMode:
 
 def _python_fallback(op, ks, values):
     """The boxed kernel at the Python key: hand the call to the innermost mode."""
-    if not _tls_state().mode_stack:  # the key was set without a mode: nothing to do here
-        return op._handle.redispatch(ks & AFTER_PYTHON, *values)
+    if not _tls_state().mode_stack:  # no mode: the key comes from a subclass tensor
+        from .subclasses import dispatch_to_subclasses
+        return dispatch_to_subclasses(op, ks, values)
     mode = _pop_mode()
     try:
         args, kwargs = op._unnormalize(values)

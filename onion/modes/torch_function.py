@@ -1,0 +1,421 @@
+"""``__torch_function__``: Python code that sees calls of the public API (``onion.add``, ``Tensor.add``).
+
+Two ways in, as PyTorch has them: an argument whose type defines ``__torch_function__`` (a Tensor
+subclass, or any object that wants to stand in for a tensor), and a ``TorchFunctionMode`` pushed on the
+thread's stack.  Only a binding's slow path looks for them (the parser, ``PyFunction.call``): a subclass
+fails the generated fast path's ``type(x) is Tensor`` test by itself, and while any thread has a mode
+pushed the bindings' ``Tensor`` global is swapped for a stand-in no object is exactly, so plain calls take
+the slow path too and the fast path pays nothing for modes at all.
+"""
+from __future__ import annotations
+
+import threading
+import warnings
+
+from ..core.tensor import Tensor
+
+
+# --- thread state -----------------------------------------------------------------------------------
+class _TorchFunctionState(threading.local):
+    """Per thread: the mode stack and the two ``Disable*`` switches."""
+
+    def __init__(self):
+        self.stack = []
+        self.subclass_disabled = False      # DisableTorchFunctionSubclass
+        self.all_disabled = False           # DisableTorchFunction
+
+
+_state = _TorchFunctionState()
+_modes_pushed = [0]                         # modes pushed on all threads together (for the fast-path swap)
+_swap_lock = threading.Lock()
+_BINDING_MODULES: list = []                 # the generated binding modules whose ``_T`` is swapped
+
+
+class _TensorCheck(type):
+    """The stand-in's metaclass: ``isinstance(x, stand_in)`` still answers for ``Tensor``."""
+
+    def __instancecheck__(cls, obj):
+        return isinstance(obj, Tensor)
+
+    def __subclasscheck__(cls, sub):
+        return issubclass(sub, Tensor)
+
+
+class _AnyTensor(metaclass=_TensorCheck):
+    """What the bindings' ``_T`` is while a mode is pushed: no object's type *is* it."""
+
+
+def _count_mode(delta: int) -> None:
+    with _swap_lock:
+        before = _modes_pushed[0]
+        _modes_pushed[0] = after = before + delta
+        if (before == 0) != (after == 0):
+            stand_in = _AnyTensor if after else Tensor
+            for mod in _BINDING_MODULES:
+                mod._T = stand_in
+
+
+# --- the Disable guards -------------------------------------------------------------------------------
+class DisableTorchFunctionSubclass:
+    """Inside, subclass ``__torch_function__`` overrides are skipped (modes still run)."""
+
+    def __enter__(self):
+        self._saved = _state.subclass_disabled
+        _state.subclass_disabled = True
+        return self
+
+    def __exit__(self, *exc):
+        _state.subclass_disabled = self._saved
+        return False
+
+
+class DisableTorchFunction:
+    """Inside, neither subclass overrides nor torch function modes run."""
+
+    def __enter__(self):
+        self._saved = (_state.subclass_disabled, _state.all_disabled)
+        _state.subclass_disabled = _state.all_disabled = True
+        return self
+
+    def __exit__(self, *exc):
+        _state.subclass_disabled, _state.all_disabled = self._saved
+        return False
+
+
+def _is_torch_function_enabled() -> bool:
+    return not _state.subclass_disabled
+
+
+def _is_torch_function_all_disabled() -> bool:
+    return _state.all_disabled
+
+
+def _is_torch_function_mode_enabled() -> bool:
+    return not _state.all_disabled and bool(_state.stack)
+
+
+def _disabled_torch_function_impl(func, types, args=(), kwargs=None):
+    """Put as ``__torch_function__`` on a subclass: its instances then take no part in it."""
+    with DisableTorchFunctionSubclass():
+        return func(*args, **(kwargs or {}))
+
+
+# --- the mode stack -------------------------------------------------------------------------------------
+def _push_on_torch_function_stack(mode) -> None:
+    _state.stack.append(mode)
+    _count_mode(1)
+
+
+def _pop_torch_function_stack():
+    if not _state.stack:
+        raise RuntimeError("Trying to pop from an empty torch function mode stack")
+    mode = _state.stack.pop()
+    _count_mode(-1)
+    return mode
+
+
+def _len_torch_function_stack() -> int:
+    return len(_state.stack)
+
+
+def _get_function_stack_at(i: int):
+    return _state.stack[i]
+
+
+def _get_current_function_mode():
+    return _state.stack[-1] if _state.stack else None
+
+
+def _get_current_function_mode_stack() -> list:
+    return list(_state.stack)
+
+
+class _PopModeTemporarily:
+    """The running mode is off the stack while its own ``__torch_function__`` runs (restored on error)."""
+
+    def __enter__(self):
+        self.mode = _pop_torch_function_stack()
+        return self.mode
+
+    def __exit__(self, *exc):
+        _push_on_torch_function_stack(self.mode)
+        return False
+
+
+_pop_mode_temporarily = _PopModeTemporarily
+
+
+class TorchFunctionMode:
+    """Subclass and override ``__torch_function__(self, func, types, args=(), kwargs=None)``; use in ``with``."""
+
+    def __init__(self):
+        pass
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        raise NotImplementedError
+
+    def __enter__(self):
+        _push_on_torch_function_stack(self)
+        return self
+
+    def __exit__(self, exc_type, exc_value, traceback):
+        stack = _state.stack
+        if stack and stack[-1] is self:
+            _pop_torch_function_stack()
+        elif self in stack:         # left out of order: take it out wherever it is
+            stack.remove(self)
+            _count_mode(-1)
+        return False
+
+    @classmethod
+    def push(cls, *args, **kwargs):
+        warnings.warn("`Mode.push()` is no longer necessary and can be replaced with just `with Mode()`",
+                      stacklevel=2)
+        return cls(*args, **kwargs)
+
+
+class BaseTorchFunctionMode(TorchFunctionMode):
+    """A mode that runs every function unchanged (subclass it and call ``super()``)."""
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        return func(*args, **(kwargs or {}))
+
+
+# --- finding the overloaded arguments -----------------------------------------------------------------
+# argument types that never define __torch_function__: the slow path's scan skips them with one set test
+_PLAIN_TYPES = {Tensor, int, float, bool, complex, str, type(None), slice, type(Ellipsis)}
+
+
+def _torch_function_of(tp):
+    """The type's ``__torch_function__`` when it takes part (not plain Tensor, not the disabled one)."""
+    if tp is Tensor:
+        return None
+    tf = getattr(tp, "__torch_function__", None)
+    if tf is None or tf is _disabled_torch_function_impl or \
+            getattr(tf, "__func__", None) is _disabled_torch_function_impl:
+        return None
+    return tf
+
+
+def _append_overloaded(obj, out: list) -> None:
+    """PyTorch's order: left to right, each type once, a subclass before any of its parent classes."""
+    tp = type(obj)
+    for o in out:
+        if type(o) is tp:
+            return
+    at = len(out)
+    for i, o in enumerate(out):
+        if issubclass(tp, type(o)):
+            at = i
+            break
+    out.insert(at, obj)
+
+
+def _get_overloaded_args(relevant_args, get_type_fn=None) -> list:
+    out: list = []
+    for a in relevant_args:
+        tp = type(a) if get_type_fn is None else get_type_fn(a)
+        if tp not in _PLAIN_TYPES and _torch_function_of(tp) is not None:
+            _append_overloaded(a, out)
+    return out
+
+
+def _scan(values, out: list) -> None:
+    for a in values:
+        tp = type(a)
+        if tp in _PLAIN_TYPES:
+            continue
+        if tp is list or tp is tuple:
+            for x in a:
+                if type(x) not in _PLAIN_TYPES and _torch_function_of(type(x)) is not None:
+                    _append_overloaded(x, out)
+        elif _torch_function_of(tp) is not None:
+            _append_overloaded(a, out)
+
+
+def overloaded_args_of(args, kwargs, self_tensor=None) -> list:
+    """The arguments of a binding call whose ``__torch_function__`` takes part (the parser's hook)."""
+    out: list = []
+    if self_tensor is not None and type(self_tensor) is not Tensor and \
+            _torch_function_of(type(self_tensor)) is not None:
+        out.append(self_tensor)
+    _scan(args, out)
+    if kwargs:
+        _scan(kwargs.values(), out)
+    return out
+
+
+def _plain(args, kwargs) -> bool:
+    """No argument can take part: the test the parser's slow path pays on every call."""
+    for a in args:
+        if type(a) not in _PLAIN_TYPES:
+            return False
+    if kwargs:
+        for a in kwargs.values():
+            if type(a) not in _PLAIN_TYPES:
+                return False
+    return True
+
+
+def binding_wants_torch_function(args, kwargs, self_tensor=None) -> bool:
+    """Whether a binding call must go to ``handle_torch_function`` (modes, or overloaded arguments)."""
+    st = _state
+    if st.stack and not st.all_disabled:
+        return True
+    if st.subclass_disabled:
+        return False
+    if self_tensor is not None and type(self_tensor) is not Tensor:
+        return True
+    return not _plain(args, kwargs)
+
+
+def has_torch_function(relevant_args) -> bool:
+    """True when a mode is active or an argument overrides ``__torch_function__``."""
+    if _is_torch_function_mode_enabled():
+        return True
+    if _state.subclass_disabled:
+        return False
+    return any(type(a) not in _PLAIN_TYPES and _torch_function_of(type(a)) is not None for a in relevant_args)
+
+
+def has_torch_function_unary(obj) -> bool:
+    return has_torch_function((obj,))
+
+
+def has_torch_function_variadic(*args) -> bool:
+    return has_torch_function(args)
+
+
+def _function_name(public_api) -> str:
+    """How PyTorch names the function in its errors: ``torch.add``, ``torch.Tensor.add``."""
+    qual = getattr(public_api, "__qualname__", None) or getattr(public_api, "__name__", repr(public_api))
+    mod = getattr(public_api, "__module__", None) or ""
+    if mod.startswith("onion._generated") or getattr(public_api, "_onion_binding", False):
+        return f"onion.{qual}"
+    return f"{mod}.{qual}" if mod else qual
+
+
+def _call_override(owner, func, types, args, kwargs):
+    """Call an overloaded argument's ``__torch_function__`` (PyTorch warns about a plain method)."""
+    bound = owner.__torch_function__
+    if getattr(bound, "__self__", None) is owner:
+        warnings.warn("Defining your `__torch_function__` as a plain method is deprecated and will be an "
+                      "error in future, please define it as a classmethod.", UserWarning, stacklevel=4)
+    return bound(func, types, args, kwargs)
+
+
+_PROCEED = object()     # dispatch_binding's answer when nothing overrides the call: bind and dispatch as usual
+
+
+def _dispatch(public_api, overloaded, args, kwargs, from_binding: bool):
+    types = tuple(type(a) for a in overloaded)
+    mode = None
+    if _state.stack and not _state.all_disabled:
+        with _pop_mode_temporarily() as mode:
+            ret = mode.__torch_function__(public_api, types, args, kwargs)
+        if ret is not NotImplemented:
+            return ret
+        if not from_binding:
+            mode = None         # PyTorch's Python-level handler goes on to the arguments without naming the mode
+    elif not overloaded:
+        return _PROCEED
+    for a in overloaded:
+        ret = _call_override(a, public_api, types, args, kwargs)
+        if ret is not NotImplemented:
+            return ret
+    name = _function_name(public_api)
+    if not from_binding:
+        raise TypeError(f"no implementation found for '{name}' on types that implement __torch_function__: "
+                        f"[{', '.join(repr(t) for t in types)}]")
+    lines = [f"Multiple dispatch failed for '{name}'; all __torch_function__ handlers returned NotImplemented:",
+             ""]
+    if mode is not None:
+        lines.append(f"  - mode object {mode!r}")
+    lines += [f"  - tensor subclass {t!r}" for t in types]
+    lines += ["", "For more information, try re-running with TORCH_LOGS=not_implemented"]
+    raise TypeError("\n".join(lines))
+
+
+def handle_torch_function(public_api, relevant_args, *args, **kwargs):
+    """Run ``public_api(*args, **kwargs)`` through the active mode and the overloaded arguments' overrides
+    (for functions written in Python; call it when ``has_torch_function(relevant_args)``)."""
+    overloaded = [] if _state.subclass_disabled else _get_overloaded_args(relevant_args)
+    ret = _dispatch(public_api, overloaded, args, kwargs, False)
+    if ret is _PROCEED:
+        return public_api(*args, **kwargs)
+    return ret
+
+
+def dispatch_binding(pyfunc, args, kwargs, self_tensor=None):
+    """The parser's hook: ``_PROCEED``, or the result of the mode or overloaded argument that took the call."""
+    public_api = getattr(pyfunc, "public", None)
+    if public_api is None:
+        public_api = pyfunc.public = _stand_in_function(pyfunc)
+    if self_tensor is not None:
+        args = (self_tensor,) + tuple(args)
+    overloaded = [] if _state.subclass_disabled else overloaded_args_of(args, kwargs)
+    return _dispatch(public_api, overloaded, tuple(args), kwargs or {}, True)
+
+
+def _stand_in_function(pyfunc):
+    """A public function object for a binding the loader did not see (so a mode has something to call)."""
+    if pyfunc.method:
+        def fn(self, *args, **kwargs):
+            return pyfunc.call(args, kwargs, self)
+        fn.__qualname__ = "Tensor." + pyfunc.name
+    else:
+        def fn(*args, **kwargs):
+            return pyfunc.call(args, kwargs)
+        fn.__qualname__ = pyfunc.name
+    fn.__name__ = pyfunc.name
+    fn._onion_binding = True
+    return fn
+
+
+# --- Tensor's own __torch_function__ ---------------------------------------------------------------------
+def get_default_nowrap_functions() -> set:
+    """Functions whose results the default ``__torch_function__`` leaves as they are (not cast to the subclass)."""
+    return {Tensor._base.__get__, Tensor.grad.__get__}
+
+
+def _convert(ret, cls):
+    if cls is Tensor:
+        return ret
+    if isinstance(ret, Tensor) and not isinstance(ret, cls):
+        ret = ret.as_subclass(cls)
+    if isinstance(ret, (tuple, list)):
+        ret = type(ret)(_convert(r, cls) for r in ret) if type(ret) in (tuple, list) else \
+            type(ret)(*(_convert(r, cls) for r in ret))
+    return ret
+
+
+def _tensor_torch_function(cls, func, types, args=(), kwargs=None):
+    """The default: run ``func`` with subclass overrides off, and cast Tensor results to ``cls``."""
+    if kwargs is None:
+        kwargs = {}
+    if not all(issubclass(cls, t) for t in types):
+        return NotImplemented
+    with DisableTorchFunctionSubclass():
+        ret = func(*args, **kwargs)
+        if func in get_default_nowrap_functions():
+            return ret
+        return _convert(ret, cls)
+
+
+def install(tensor_cls, binding_modules) -> None:
+    """Called once by onion's loader: Tensor's default override and the bindings whose ``_T`` is swapped."""
+    tensor_cls.__torch_function__ = classmethod(_tensor_torch_function)
+    _BINDING_MODULES.extend(binding_modules)
+    from ..bindings.python_arg_parser import PyFunction
+    for mod in binding_modules:
+        g = vars(mod)
+        for key, obj in list(g.items()):
+            if isinstance(obj, PyFunction) and key[:3] in ("_F_", "_M_"):
+                fn = g.get(key[3:])
+                if fn is not None:
+                    fn._onion_binding = True
+                    obj.public = fn
+    from ..bindings import python_arg_parser as parser
+    parser._tf_wants = binding_wants_torch_function
+    parser._tf_dispatch = dispatch_binding
+    parser._TF_PROCEED = _PROCEED
