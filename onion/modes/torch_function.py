@@ -45,7 +45,15 @@ class _AnyTensor(metaclass=_TensorCheck):
     """What the bindings' ``_T`` is while a mode is pushed: no object's type *is* it."""
 
 
+def _activate_parser_hook() -> None:
+    """From now on the parser's slow path looks for overrides (a subclass exists, or a mode was pushed)."""
+    from ..bindings import python_arg_parser as parser
+    parser._tf_active = True
+
+
 def _count_mode(delta: int) -> None:
+    if delta > 0:
+        _activate_parser_hook()
     with _swap_lock:
         before = _modes_pushed[0]
         _modes_pushed[0] = after = before + delta
@@ -53,6 +61,7 @@ def _count_mode(delta: int) -> None:
             stand_in = _AnyTensor if after else Tensor
             for mod in _BINDING_MODULES:
                 mod._T = stand_in
+            _swap_tensor_attributes(bool(after))
 
 
 # --- the Disable guards -------------------------------------------------------------------------------
@@ -375,7 +384,7 @@ def _stand_in_function(pyfunc):
 # --- Tensor's own __torch_function__ ---------------------------------------------------------------------
 def get_default_nowrap_functions() -> set:
     """Functions whose results the default ``__torch_function__`` leaves as they are (not cast to the subclass)."""
-    return {Tensor._base.__get__, Tensor.grad.__get__}
+    return {_WRAPPED["_base"].__get__, _WRAPPED["grad"].__get__}
 
 
 def _convert(ret, cls):
@@ -384,8 +393,7 @@ def _convert(ret, cls):
     if isinstance(ret, Tensor) and not isinstance(ret, cls):
         ret = ret.as_subclass(cls)
     if isinstance(ret, (tuple, list)):
-        ret = type(ret)(_convert(r, cls) for r in ret) if type(ret) in (tuple, list) else \
-            type(ret)(*(_convert(r, cls) for r in ret))
+        ret = type(ret)(_convert(r, cls) for r in ret)     # return types take an iterable, as structseqs do
     return ret
 
 
@@ -402,9 +410,90 @@ def _tensor_torch_function(cls, func, types, args=(), kwargs=None):
         return _convert(ret, cls)
 
 
+# --- Tensor's hand-written methods and properties ------------------------------------------------------------
+# They read the impl directly (no parser), so they get a wrapper that asks __torch_function__ first.  Plain
+# Tensor keeps the originals (no cost): the wrappers are set on each subclass when it is defined, and on
+# Tensor itself only while some thread has a torch function mode pushed.
+_HANDWRITTEN_METHODS = (
+    "__repr__", "backward", "register_hook", "retain_grad", "detach", "detach_", "to", "__getitem__", "__setitem__",
+    "cpu", "cuda", "float", "double", "half", "cfloat", "cdouble", "bfloat16", "long", "int", "short", "bool",
+    "byte", "char", "is_neg", "is_conj", "__rsub__", "__rtruediv__", "__rdiv__", "__rmod__", "__rfloordiv__",
+    "__rlshift__", "__rrshift__", "__rmatmul__", "__rand__", "__ror__", "__rxor__", "__rpow__", "__eq__",
+    "adjoint", "conj", "unique", "unique_consecutive", "nonzero", "norm", "size", "stride", "dim", "ndimension",
+    "numel", "nelement", "element_size", "storage_offset", "is_contiguous", "is_floating_point", "is_complex",
+    "item", "tolist", "numpy", "requires_grad_", "data_ptr", "untyped_storage", "__len__", "__bool__",
+    "__float__", "__int__", "__complex__", "__index__", "is_inference", "_is_view")
+_HANDWRITTEN_PROPERTIES = (
+    "shape", "dtype", "device", "ndim", "layout", "is_meta", "is_cpu", "is_cuda", "requires_grad", "grad",
+    "grad_fn", "is_leaf", "_base", "_version", "data", "T", "mT", "H", "mH", "real", "imag", "retains_grad")
+_ORIGINALS: dict = {}          # name -> Tensor's own attribute
+_WRAPPED: dict = {}            # name -> the torch-function-aware stand-in
+
+
+def _wants(self, args, kwargs) -> bool:
+    st = _state
+    if st.stack and not st.all_disabled:
+        return True
+    return not st.subclass_disabled and (type(self) is not Tensor or not _plain(args, kwargs))
+
+
+def _wrap_method(name: str, fn):
+    def method(self, *args, **kwargs):
+        if _wants(self, args, kwargs):
+            args = (self,) + args
+            overloaded = [] if _state.subclass_disabled else overloaded_args_of(args, kwargs)
+            ret = _dispatch(method, overloaded, args, kwargs, True)
+            if ret is not _PROCEED:
+                return ret
+        return fn(self, *args, **kwargs)
+    method.__name__ = name
+    method.__qualname__ = "Tensor." + name
+    method._onion_binding = True
+    return method
+
+
+def _wrap_property(name: str, prop):
+    fget = prop.fget
+
+    def getter(self):
+        if _wants(self, (), None):
+            overloaded = [] if _state.subclass_disabled else overloaded_args_of((self,), None)
+            ret = _dispatch(wrapped.__get__, overloaded, (self,), {}, True)
+            if ret is not _PROCEED:
+                return ret
+        return fget(self)
+    wrapped = property(getter, prop.fset, prop.fdel, prop.__doc__)
+    return wrapped
+
+
+def _init_subclass(cls, **kwargs):
+    """Every Tensor subclass gets the torch-function-aware hand-written methods (unless it defines its own)."""
+    _activate_parser_hook()
+    own = set()
+    for klass in cls.__mro__:
+        if klass is Tensor:
+            break
+        own.update(klass.__dict__)
+    for name, wrapped in _WRAPPED.items():
+        if name not in own:
+            setattr(cls, name, wrapped)
+
+
+def _swap_tensor_attributes(on: bool) -> None:
+    for name in _WRAPPED:
+        setattr(Tensor, name, _WRAPPED[name] if on else _ORIGINALS[name])
+
+
 def install(tensor_cls, binding_modules) -> None:
     """Called once by onion's loader: Tensor's default override and the bindings whose ``_T`` is swapped."""
     tensor_cls.__torch_function__ = classmethod(_tensor_torch_function)
+    for name in _HANDWRITTEN_METHODS + _HANDWRITTEN_PROPERTIES:
+        attr = tensor_cls.__dict__.get(name)
+        if attr is None:
+            continue
+        _ORIGINALS[name] = attr
+        _WRAPPED[name] = _wrap_property(name, attr) if isinstance(attr, property) else _wrap_method(name, attr)
+    tensor_cls.__init_subclass__ = classmethod(_init_subclass)
     _BINDING_MODULES.extend(binding_modules)
     from ..bindings.python_arg_parser import PyFunction
     for mod in binding_modules:
