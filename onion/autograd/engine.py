@@ -33,7 +33,8 @@ def _make_grads(outputs, grad_outputs):
             if not out._impl.dtype.is_floating_point:
                 raise RuntimeError(f"grad can be implicitly created only for real scalar outputs but got "
                                    f"{out._impl.dtype!r}")
-            g = at.ones_like(out, None, None, None, None, "preserve_format")
+            # as torch.autograd's _make_grads calls it through the binding (pin_memory filled in)
+            g = at.ones_like(out, None, None, None, False, "preserve_format")
         elif tuple(g._impl._array.shape) != tuple(out._impl._array.shape):
             raise RuntimeError(f"Mismatch in shape: grad_output[{i}] has a shape of {_size(g)} and output[{i}] "
                                f"has a shape of {_size(out)}.")

@@ -39,7 +39,7 @@ class _LocallyConstant(_Function):
 
     It keeps ``value`` in the graph of ``source``, so that a first derivative
     built from it requires grad and its derivative is zeros, as PyTorch's
-    ``sgn`` and ``threshold_backward`` give, rather than no graph at all.
+    ``sgn`` gives, rather than no graph at all.
     """
 
     @staticmethod
@@ -111,11 +111,9 @@ def handle_r_to_c(dtype, g):
     return g
 
 
-def threshold_backward(grad, result):
-    out = where(result > 0, grad, 0)
-    if _tls_state().grad_enabled and result._impl.requires_grad:     # create_graph: keep result in the graph
-        out = out + _LocallyConstant.apply(zeros_like(grad), result)
-    return out
+def threshold_backward(grad, self, threshold):
+    """The operator, under the name PyTorch's formulas call it by (relu's gradient is this on its result)."""
+    return at.threshold_backward(grad, self, threshold)
 
 
 def div_self_backward(grad, other, self_dtype, rounding_mode=None):
@@ -131,9 +129,12 @@ def div_other_backward(grad, self, other, rounding_mode=None):
 
 
 def pow_backward(grad, self, exponent):
+    """``grad * (e * self ** (e - 1)).conj()`` with ``e`` the exponent as a double (or complex), as PyTorch
+    computes it: pow.Tensor_Scalar, mul.Scalar, mul.Tensor, which a traced backward records."""
     if exponent == 0:
         return zeros_like(self)
-    return handle_r_to_c(self._impl.dtype, grad * (exponent * self ** (exponent - 1)).conj())
+    e = complex(exponent) if isinstance(exponent, complex) else float(exponent)
+    return handle_r_to_c(self._impl.dtype, grad * at.mul_Scalar(at.pow_Tensor_Scalar(self, e - 1), e).conj())
 
 
 def pow_backward_self(grad, self, exponent):
@@ -343,3 +344,12 @@ from .backward_indexing import *  # noqa: F401,F403,E402
 
 from .backward_pointwise import *  # noqa: E402,F401,F403
 from .backward_ops import *  # noqa: F401,F403
+
+
+def mean_backward_all(grad, sizes):
+    """mean()'s gradient: ``grad`` expanded to the input's shape, divided by its element count (div.Scalar, as
+    PyTorch's formula; an empty input has an empty gradient, so the 0 divides nothing)."""
+    n = 1
+    for s in sizes:
+        n *= s
+    return at.div_Scalar(grad.expand(sizes), n)

@@ -15,7 +15,7 @@ from ..core.creation_meta import view_rebase_error
 from ..core.geometry import contiguous_strides
 from ..core.tensor import make_tensor
 from ..core import tensor_impl
-from ..core.tensor_impl import TensorImpl
+from ..core.tensor_impl import ViewImpl
 from ..core.tls import state as _tls_state
 from .graph import Node, _same_layout, accumulate_grad, gradient_edge, meta, short_node_name
 from .strided_backward import as_strided_backward
@@ -63,7 +63,7 @@ def _move_retain_hook(impl) -> None:
     impl._retain_hook = fn._add_tensor_pre_hook(impl.output_nr, keep)
 
 
-class DifferentiableViewImpl(TensorImpl):
+class DifferentiableViewImpl(ViewImpl):
     """A view with autograd history (PyTorch's DifferentiableViewMeta).
 
     Its ``grad_fn`` is remembered with the version counter's value; after an
@@ -71,6 +71,8 @@ class DifferentiableViewImpl(TensorImpl):
     node is replaced on the next read by an ``AsStridedBackward0`` of the
     base's current history, so gradients see the modification.
     """
+
+    __slots__ = ()
 
     @property
     def grad_fn(self):

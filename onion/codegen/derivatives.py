@@ -302,7 +302,9 @@ def gen_node_class(p: NodePlan) -> list:
     L += ["", "    def apply(self, grads):", "        grad = grads[0]", f"        _r = [None] * {size}",
           "        if grad is None and grads.count(None) == len(grads):", "            return tuple(_r)",
           "        _nf = self.next_functions"]
-    for idx, expr, rw in p.formulas:
+    # formulas run in the order of their YAML keys sorted as strings ("mat2" before "self"), as torchgen
+    # emits them: a trace of the backward (make_fx) then records PyTorch's operator sequence
+    for idx, expr, rw in sorted(p.formulas, key=lambda f: ", ".join(p.edges[i] for i in f[0])):
         cond = " or ".join(_edge_places(p, i)[0] for i in idx)
         L.append(f"        if {cond}:")
         if expr is None:

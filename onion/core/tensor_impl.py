@@ -153,7 +153,17 @@ class WrappedNumberImpl(TensorImpl):
     is_wrapped_number = True
 
 
-class LazyViewImpl(TensorImpl):
+class ViewImpl(TensorImpl):
+    """A view (made by ``_share`` in views.py, which sets every slot): the fields a plain impl keeps as
+    class defaults (storage, offset, version counter, root base's tensor) are always set on a view, so
+    they are slots here; making a view then allocates no instance dict.  The view classes autograd
+    switches a view between (``LazyViewImpl``, ``DifferentiableViewImpl``) derive from this one, so
+    that ``__class__`` assignment keeps the layout."""
+
+    __slots__ = ("_storage", "_offset", "_vc", "_base_tensor")
+
+
+class LazyViewImpl(ViewImpl):
     """A view made in grad mode of a tensor that did not require grad then.
 
     PyTorch makes every such view a differentiable view: it requires grad as soon as its base does (an

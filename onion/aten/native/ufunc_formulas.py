@@ -1141,3 +1141,10 @@ def floor_divide_check(dtype):
 def floor_divide(xp, self, other):
     """div(rounding_mode='floor'): integers by zero raise, floats floor the exact quotient."""
     return div_mode(xp, self, other, "floor")
+
+
+@formula("binary", 2, torch_name="threshold")
+def threshold_backward(xp, grad_output, self, threshold):
+    """relu's (and threshold's) gradient: ``grad_output`` where ``self`` is above ``threshold``, else 0 (a NaN in
+    ``self`` passes the gradient, as PyTorch's ``x <= threshold ? 0 : grad``)."""
+    return xp.where(self <= threshold, xp.zeros((), grad_output.dtype), grad_output)

@@ -22,7 +22,7 @@ from ...core.creation_meta import note_view_creation
 from ...core.device import CPU as _CPU
 from ...core.geometry import contiguous_strides
 from ...core.tensor import Tensor
-from ...core.tensor_impl import LazyViewImpl, TensorImpl, element_strides
+from ...core.tensor_impl import LazyViewImpl, ViewImpl, element_strides
 from ...core.tls import state as _tls_state
 from .. import view_geometry as g
 from .copy import clone
@@ -64,23 +64,23 @@ def _share(src, arr, delta):
     if not impl.requires_grad and grad_mode and not inference:
         v = _new(LazyViewImpl)      # its requires_grad is a property: the slot stays unset
     else:
-        v = _new(TensorImpl)
+        v = _new(ViewImpl)
         v.requires_grad = False
+    # every slot of ViewImpl is set here (see TensorImpl.__init__ and ViewImpl for what they hold)
     v._array = arr
     v.dtype = impl.dtype
     v.device = impl.device
     v.keyset = impl.keyset
     v._inference = inference
     v._storage = storage
-    offset = impl._offset + delta
-    if offset:              # 0 is the class default
-        v._offset = offset
+    v._offset = impl._offset + delta
     vc = impl._vc
     if vc is None:
         vc = impl._vc = [0]
     v._vc = vc
     if inference:
         v._base = None          # a view of an inference tensor is no view for autograd (PyTorch)
+        v._base_tensor = None
     else:
         base = impl._base
         if base is None:        # the root's Python object too, so that ``_base`` is that very tensor

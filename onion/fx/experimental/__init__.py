@@ -1,0 +1,1 @@
+"""``onion.fx.experimental``: where PyTorch keeps ``make_fx`` (``proxy_tensor``)."""
