@@ -410,7 +410,7 @@ def format_tensor(
     indent = len(prefix)
     suffixes: list[str] = []
 
-    is_meta = data is None
+    is_meta = data is None and contents is None
     if device is not None:
         suffixes.append("device='" + str(device) + "'")
     elif is_meta:

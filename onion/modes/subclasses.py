@@ -231,6 +231,40 @@ def _check_result(op, ret):
     return ret
 
 
+_WRITE_RETURNS: dict = {}      # operator handle -> per return, the index of the argument it writes (or None)
+
+
+def _write_returns(op) -> tuple:
+    """Which returns are an argument written in place (``out=``, ``add_``): the call returns that argument
+    itself whatever ``__torch_dispatch__`` handed back, as PyTorch's boxing of ``Tensor&`` returns does."""
+    handle = op._handle
+    got = _WRITE_RETURNS.get(handle)
+    if got is None:
+        schema = handle.schema
+        args = schema.arguments
+        got = []
+        for r in schema.returns:
+            idx = None
+            if r.alias_info is not None and r.is_write:
+                for i, a in enumerate(args):
+                    if a.alias_info is not None and a.alias_info.before_set == r.alias_info.before_set:
+                        idx = i
+                        break
+            got.append(idx)
+        got = _WRITE_RETURNS[handle] = tuple(got) if any(i is not None for i in got) else ()
+    return got
+
+
+def _python_numbers(args):
+    """Python numbers the binding wrapped as 0-dim tensors go to ``__torch_dispatch__`` as the numbers."""
+    out = []
+    for a in args:
+        if isinstance(a, Tensor) and a._impl.is_wrapped_number:
+            a = a._impl.wrapped_value
+        out.append(a)
+    return tuple(out)
+
+
 def dispatch_to_subclasses(op, ks, values, args=None, kwargs=None, mode=None):
     """The Python key with no dispatch mode to take the call: each overloaded subclass's
     ``__torch_dispatch__`` in turn until one returns something other than ``NotImplemented``."""
@@ -239,13 +273,20 @@ def dispatch_to_subclasses(op, ks, values, args=None, kwargs=None, mode=None):
         return op._handle.redispatch(ks & AFTER_PYTHON, *values)
     if args is None:
         args, kwargs = op._unnormalize(values)
+    args = _python_numbers(args)
     types = tuple(type(a) for a in overloaded)
     for a in overloaded:
         cls = type(a)
         _check_torch_dispatch_definition(cls)
         ret = cls.__torch_dispatch__(op, types, args, kwargs)
         if ret is not NotImplemented:
-            return _check_result(op, ret)
+            ret = _check_result(op, ret)
+            writes = _write_returns(op)
+            if writes:
+                if len(writes) == 1:
+                    return values[writes[0]]
+                ret = tuple(r if i is None else values[i] for r, i in zip(ret, writes))
+            return ret
     raise not_implemented_error(op, mode, types)
 
 

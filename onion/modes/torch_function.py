@@ -440,9 +440,9 @@ def _wants(self, args, kwargs) -> bool:
 def _wrap_method(name: str, fn):
     def method(self, *args, **kwargs):
         if _wants(self, args, kwargs):
-            args = (self,) + args
-            overloaded = [] if _state.subclass_disabled else overloaded_args_of(args, kwargs)
-            ret = _dispatch(method, overloaded, args, kwargs, True)
+            full = (self,) + args
+            overloaded = [] if _state.subclass_disabled else overloaded_args_of(full, kwargs)
+            ret = _dispatch(method, overloaded, full, kwargs, True)
             if ret is not _PROCEED:
                 return ret
         return fn(self, *args, **kwargs)
