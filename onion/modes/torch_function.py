@@ -9,6 +9,7 @@ the slow path too and the fast path pays nothing for modes at all.
 """
 from __future__ import annotations
 
+import sys
 import threading
 import warnings
 
@@ -29,6 +30,13 @@ _state = _TorchFunctionState()
 _modes_pushed = [0]                         # modes pushed on all threads together (for the fast-path swap)
 _swap_lock = threading.Lock()
 _BINDING_MODULES: list = []                 # the generated binding modules whose ``_T`` is swapped
+
+
+def _never(values) -> bool:
+    return False
+
+
+_SMALL_INTS: list = [None]      # the bindings' own ``_small_ints`` (restored when the last mode is popped)
 
 
 class _TensorCheck(type):
@@ -61,6 +69,7 @@ def _count_mode(delta: int) -> None:
             stand_in = _AnyTensor if after else Tensor
             for mod in _BINDING_MODULES:
                 mod._T = stand_in
+                mod._small_ints = _never if after else _SMALL_INTS[0]     # the factories' fast-path gate
             _swap_tensor_attributes(bool(after))
 
 
@@ -321,7 +330,12 @@ def _dispatch(public_api, overloaded, args, kwargs, from_binding: bool):
     mode = None
     if _state.stack and not _state.all_disabled:
         with _pop_mode_temporarily() as mode:
-            ret = mode.__torch_function__(public_api, types, args, kwargs)
+            handler = mode.__torch_function__
+            if getattr(handler, "__self__", None) is type(mode):
+                raise RuntimeError(f"{type(mode).__name__}.__torch_function__: defining a mode's "
+                                   "`__torch_function__` as a classmethod is not supported, please make it a "
+                                   "plain method")
+            ret = handler(public_api, types, args, kwargs)
         if ret is not NotImplemented:
             return ret
         if not from_binding:
@@ -342,7 +356,9 @@ def _dispatch(public_api, overloaded, args, kwargs, from_binding: bool):
         lines.append(f"  - mode object {mode!r}")
     lines += [f"  - tensor subclass {t!r}" for t in types]
     lines += ["", "For more information, try re-running with TORCH_LOGS=not_implemented"]
-    raise TypeError("\n".join(lines))
+    err = TypeError("\n".join(lines))
+    err._onion_all_not_implemented = True      # a binary operator turns this into its own NotImplemented
+    raise err
 
 
 def handle_torch_function(public_api, relevant_args, *args, **kwargs):
@@ -363,7 +379,20 @@ def dispatch_binding(pyfunc, args, kwargs, self_tensor=None):
     if self_tensor is not None:
         args = (self_tensor,) + tuple(args)
     overloaded = [] if _state.subclass_disabled else overloaded_args_of(args, kwargs)
-    return _dispatch(public_api, overloaded, tuple(args), kwargs or {}, True)
+    try:
+        return _dispatch(public_api, overloaded, tuple(args), kwargs or {}, True)
+    except TypeError as e:
+        # ``a + 1``: PyTorch's binary operators turn this TypeError into NotImplemented, so Python tries the
+        # reflected operator and then says "unsupported operand type(s)"
+        if getattr(e, "_onion_all_not_implemented", False) and self_tensor is not None and \
+                sys._getframe(2).f_code.co_name in _BINARY_OPERATORS:
+            return NotImplemented
+        raise
+
+
+_BINARY_OPERATORS = frozenset(f"__{p}{n}__" for n in ("add", "sub", "mul", "truediv", "floordiv", "mod", "pow",
+                                                      "matmul", "and", "or", "xor", "lshift", "rshift", "div")
+                              for p in ("", "r", "i"))
 
 
 def _stand_in_function(pyfunc):
@@ -484,6 +513,21 @@ def _swap_tensor_attributes(on: bool) -> None:
         setattr(Tensor, name, _WRAPPED[name] if on else _ORIGINALS[name])
 
 
+def wrap_function(fn, name: str):
+    """A hand-written public function (``onion.tensor``) that a torch function mode sees; without a mode
+    pushed it costs one global read."""
+    def function(*args, **kwargs):
+        if _modes_pushed[0] and _state.stack and not _state.all_disabled:
+            ret = _dispatch(function, [], args, kwargs, True)
+            if ret is not _PROCEED:
+                return ret
+        return fn(*args, **kwargs)
+    function.__name__ = function.__qualname__ = name
+    function.__doc__ = fn.__doc__
+    function._onion_binding = True
+    return function
+
+
 def install(tensor_cls, binding_modules) -> None:
     """Called once by onion's loader: Tensor's default override and the bindings whose ``_T`` is swapped."""
     tensor_cls.__torch_function__ = classmethod(_tensor_torch_function)
@@ -495,6 +539,7 @@ def install(tensor_cls, binding_modules) -> None:
         _WRAPPED[name] = _wrap_property(name, attr) if isinstance(attr, property) else _wrap_method(name, attr)
     tensor_cls.__init_subclass__ = classmethod(_init_subclass)
     _BINDING_MODULES.extend(binding_modules)
+    _SMALL_INTS[0] = binding_modules[0]._small_ints
     from ..bindings.python_arg_parser import PyFunction
     for mod in binding_modules:
         g = vars(mod)
