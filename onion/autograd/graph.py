@@ -15,14 +15,11 @@ from numpy import add as _np_add
 from ..core.creation_meta import check_view_unchanged
 from ..core.geometry import contiguous_strides
 from ..core.tls import state as _tls_state
-from ..core.dispatch_key import K as _K
 from ..core.tensor import Tensor, make_tensor
 from ..core.tensor_impl import TensorImpl
 from ..aten.at import at
 from .grad_mode import no_grad, enable_grad
 import re
-
-_PYTHON_BIT = 1 << int(_K.Python)       # a subclass tensor's operators go to its __torch_dispatch__
 
 _sequence = itertools.count()
 
@@ -167,11 +164,14 @@ def accumulate_grad(impl, grad, create_graph: bool) -> None:
     if g is not None and not create_graph and not _tls_state().mode_stack and impl.device.type == "cpu":
         # the common case, done as the kernel would: grad += new (same dtype and shape, on CPU)
         gi, ni = g._impl, grad._impl
-        if not (gi.keyset | ni.keyset) & _PYTHON_BIT and gi.dtype is ni.dtype and gi._array.shape == ni._array.shape and gi.device is ni.device \
+        if gi.dtype is ni.dtype and gi._array.shape == ni._array.shape and gi.device is ni.device \
                 and gi.dtype.category >= 2 and gi.dtype.name not in ("float16", "bfloat16"):
-            _np_add(gi._array, ni._array, out=gi._array)
-            gi.bump_version()
-            return
+            try:
+                _np_add(gi._array, ni._array, out=gi._array)
+                gi.bump_version()
+                return
+            except TypeError:   # a subclass dispatched in Python has no array to add into: the operator below
+                pass
     if impl.grad is None:
         if not create_graph and not grad._impl.requires_grad:
             impl.grad = _clone_obey_contract(grad, impl)    # nothing to record, so no grad-mode switch
@@ -222,14 +222,17 @@ def detach(t):
     d._vc = impl.version_counter()
     if impl._storage is not None:
         d._storage, d._offset = impl._storage, impl._offset
+        if type(t) is not Tensor:   # a subclass (its impl always has a storage): the alias keeps its class and
+            if impl._strides is not None:     # attributes (a wrapper's data)
+                d._strides = impl._strides
+            d._inference = impl._inference
+            out = make_tensor(d, type(t))
+            out.__dict__.update(t.__dict__)
+            return out
     if impl._strides is not None:
         d._strides = impl._strides
     if impl._inference:
         d._inference = True
-    if type(t) is not Tensor:       # a subclass: the alias keeps its class and attributes (a wrapper's data)
-        out = make_tensor(d, type(t))
-        out.__dict__.update(t.__dict__)
-        return out
     return make_tensor(d)
 
 

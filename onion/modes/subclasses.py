@@ -65,6 +65,8 @@ def _wrap(impl, cls):
     if cls is not Tensor and has_torch_dispatch(cls):
         _check_torch_dispatch_definition(cls)
         impl.keyset |= PYTHON_KEYS
+    if impl._storage is None:
+        impl.storage()      # autograd's detach keeps a subclass's class for impls with a storage (graph.py)
     return make_tensor(impl, cls)
 
 
