@@ -4,8 +4,10 @@ Two ways in, as PyTorch has them: an argument whose type defines ``__torch_funct
 subclass, or any object that wants to stand in for a tensor), and a ``TorchFunctionMode`` pushed on the
 thread's stack.  Only a binding's slow path looks for them (the parser, ``PyFunction.call``): a subclass
 fails the generated fast path's ``type(x) is Tensor`` test by itself, and while any thread has a mode
-pushed the bindings' ``Tensor`` global is swapped for a stand-in no object is exactly, so plain calls take
-the slow path too and the fast path pays nothing for modes at all.
+pushed the bindings' ``Tensor`` global (and the factories' ``_small_ints`` gate) is swapped for a stand-in
+no object is exactly, so plain calls take the slow path too and the fast path pays nothing for modes at
+all.  Tensor's hand-written methods and properties (indexing, ``shape``...) get wrappers: on each subclass
+when it is defined, and on ``Tensor`` itself only while a mode is pushed.
 """
 from __future__ import annotations
 
@@ -151,12 +153,16 @@ def _get_current_function_mode_stack() -> list:
 class _PopModeTemporarily:
     """The running mode is off the stack while its own ``__torch_function__`` runs (restored on error)."""
 
+    # the thread's stack only: the fast-path swap stays on meanwhile (the mode is coming back), so a call
+    # under a mode costs no swap of the bindings and Tensor's attributes
     def __enter__(self):
-        self.mode = _pop_torch_function_stack()
+        if not _state.stack:
+            raise RuntimeError("Trying to pop from an empty torch function mode stack")
+        self.mode = _state.stack.pop()
         return self.mode
 
     def __exit__(self, *exc):
-        _push_on_torch_function_stack(self.mode)
+        _state.stack.append(self.mode)
         return False
 
 
@@ -515,17 +521,50 @@ def _swap_tensor_attributes(on: bool) -> None:
 
 def wrap_function(fn, name: str):
     """A hand-written public function (``onion.tensor``) that a torch function mode sees; without a mode
-    pushed it costs one global read."""
-    def function(*args, **kwargs):
-        if _modes_pushed[0] and _state.stack and not _state.all_disabled:
-            ret = _dispatch(function, [], args, kwargs, True)
-            if ret is not _PROCEED:
-                return ret
-        return fn(*args, **kwargs)
-    function.__name__ = function.__qualname__ = name
+    pushed it costs one global read.  The wrapper has ``fn``'s own signature (a call that does not bind fails
+    where it is made, as before); a mode gets the arguments as the caller gave them."""
+    import inspect
+    params, plain, given = [], [], []
+    env = {"_modes_pushed": _modes_pushed, "_state": _state, "_PROCEED": _PROCEED, "_fn": fn,
+           "_mode_call": _mode_call, "_UNSET": _UNSET}
+    star = False
+    for p in inspect.signature(fn).parameters.values():
+        if p.kind is p.VAR_POSITIONAL or p.kind is p.VAR_KEYWORD:
+            raise TypeError(f"wrap_function: {name} takes *args/**kwargs")
+        if p.kind is p.KEYWORD_ONLY and not star:
+            params.append("*")
+            star = True
+        if p.default is p.empty:
+            params.append(p.name)
+            value = p.name
+            given.append(f"_a.append({p.name})" if p.kind is not p.KEYWORD_ONLY else
+                         f"_k['{p.name}'] = {p.name}")
+        else:
+            env[f"_d_{p.name}"] = p.default
+            params.append(f"{p.name}=_UNSET")
+            value = f"(_d_{p.name} if {p.name} is _UNSET else {p.name})"
+            given.append(f"if {p.name} is not _UNSET: _k['{p.name}'] = {p.name}")
+        plain.append(value if p.kind is not p.KEYWORD_ONLY else f"{p.name}={value}")
+    body = "\n".join("        " + g for g in given)
+    src = (f"def {name}({', '.join(params)}):\n"
+           f"    if _modes_pushed[0] and _state.stack and not _state.all_disabled:\n"
+           f"        _a, _k = [], {{}}\n{body}\n"
+           f"        ret = _mode_call({name}, *_a, **_k)\n"
+           f"        if ret is not _PROCEED:\n"
+           f"            return ret\n"
+           f"    return _fn({', '.join(plain)})\n")
+    exec(src, env)  # noqa: S102 - a wrapper with the wrapped function's signature
+    function = env[name]
     function.__doc__ = fn.__doc__
     function._onion_binding = True
     return function
+
+
+_UNSET = object()
+
+
+def _mode_call(public_api, *args, **kwargs):
+    return _dispatch(public_api, [], args, kwargs, True)
 
 
 def install(tensor_cls, binding_modules) -> None:
