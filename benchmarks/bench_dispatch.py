@@ -26,6 +26,7 @@ for _var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS",
 
 import argparse
 import atexit
+import importlib
 import json
 import math
 import platform
@@ -194,6 +195,17 @@ def _inference_mode(lib):
     return lib.inference_mode()
 
 
+def _pass_through_mode(lib):
+    """A TorchDispatchMode of ``lib`` that calls each operator as it came: the Python key's own cost."""
+    base = importlib.import_module(f"{lib.__name__}.utils._python_dispatch").TorchDispatchMode
+
+    class PassThrough(base):
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            return func(*args, **(kwargs or {}))
+
+    return PassThrough()
+
+
 _pycache_dir = None
 
 
@@ -255,6 +267,7 @@ CASES = [
     Case("MLP step 16-16-16-4, batch 8", 1.5, mlp_step((16, 16, 16, 4), 8)),
     Case("add 16M float32 (vs np.add)", 1.05, add_big, ref="numpy"),
     Case("cat 100 tensors, 1M float32", 1.5, cat_100),
+    Case("a + b under a pass-through TorchDispatchMode", 1.5, add_operator, context=_pass_through_mode),
     Case("import onion (s; ratio vs import torch)", 0.35, measure=measure_import, absolute=True, unit="s"),
 ]
 

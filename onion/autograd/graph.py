@@ -340,6 +340,40 @@ class SavedVariable:
                 f"gradient, with torch.autograd.set_detect_anomaly(True, check_nan=False).")
 
 
+_plain_init = SavedVariable.__init__
+_plain_unpack = SavedVariable.unpack
+_MODE_DETACH = [None]
+
+
+def _init_under_modes(self, tensor, is_output: bool):
+    _plain_init(self, tensor, is_output)
+    if is_output:
+        d = _MODE_DETACH[0](tensor)
+        if d is not None:
+            self.data = d
+
+
+def _unpack_under_modes(self, node=None):
+    if not self.is_output or self.released or self.vc[0] != self.version:
+        return _plain_unpack(self, node)
+    d = _MODE_DETACH[0](self.data)
+    if d is None:
+        return _plain_unpack(self, node)
+    if node is not None and _tls_state().grad_enabled:
+        set_grad_fn(d._impl, node, self.output_nr)
+    return d
+
+
+def set_mode_detach(detach_fn) -> None:
+    """While any TorchDispatchMode is pushed (on any thread) the mode stack installs ``detach_fn``: saved
+    outputs are then detached through it when saved and when unpacked, as PyTorch's
+    ``shallow_copy_and_detach`` asks the innermost mode to ``detach`` (it returns None where this thread
+    has no mode); ``None`` puts back the plain path, which pays nothing for this."""
+    _MODE_DETACH[0] = detach_fn
+    SavedVariable.__init__ = _plain_init if detach_fn is None else _init_under_modes
+    SavedVariable.unpack = _plain_unpack if detach_fn is None else _unpack_under_modes
+
+
 def short_node_name(fn) -> str:
     """A node's name as PyTorch's saved-variable error prints it: ``MulBackward0`` -> ``Mul``."""
     return re.sub(r"Backward\d*$", "", fn.name())

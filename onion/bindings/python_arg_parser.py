@@ -12,7 +12,7 @@ import numbers
 import numpy as np
 
 from ..core import dtype as _dt
-from ..core.device import canonical as _canonical, device as _device
+from ..core.device import CPU as _CPU, canonical as _canonical, device as _device
 from ..core.generator import Generator as _Generator
 from ..core.memory_format import memory_format as _memory_format
 from ..core.tensor import Tensor
@@ -263,6 +263,14 @@ class PySignature:
         if self.wrap is None and len(rets) == 1 and rets[0].type.is_list:
             self.wrap = tuple                                # a Tensor[] comes back as a tuple (split, unbind)
         self.has_options = any(a.name == "device" for a in args) and any(a.name == "dtype" for a in args)
+        # the options PyTorch's binding fills when not given: pin_memory=False, and for a factory without
+        # tensor arguments device= the default device (what a mode then sees)
+        names = [a.name for a in args]
+        self.fill_pin = names.index("pin_memory") if self.has_options and "pin_memory" in names else None
+        self.fill_device = names.index("device") if self.has_options and not any(
+            a.type.is_tensor_like for a in args) else None
+        if self.fill_pin is not None or self.fill_device is not None:
+            self.bind = self._bind_filling      # only these signatures pay for the filling
         self.extras = set(python_extras)
         if self.has_options:
             self.extras.add("requires_grad")
@@ -300,6 +308,15 @@ class PySignature:
                 if p.default is REQUIRED:
                     raise _NoMatch
                 values[p.index] = list(p.default) if isinstance(p.default, list) else p.default
+        return values, extra
+
+    def _bind_filling(self, args, kwargs, self_tensor=None):
+        """``bind`` for a signature with tensor options: the options PyTorch's binding fills, filled."""
+        values, extra = PySignature.bind(self, args, kwargs, self_tensor)
+        if self.fill_pin is not None and values[self.fill_pin] is None:
+            values[self.fill_pin] = False
+        if self.fill_device is not None and values[self.fill_device] is None:
+            values[self.fill_device] = _CPU
         return values, extra
 
     def _bind_outs(self, values, v) -> None:

@@ -16,10 +16,13 @@ from ..aten.tensor_new import wrap
 from ..backends import backend_for
 from ..core import dtype as _dt
 from ..core.device import CPU, canonical
+from ..core.dispatch_key import K, bit
+from ..core.tls import set_state as _set_state, state as _tls_state
 from ..core.promotion import WRAPPED, result_type_of, scalar_dtype
 from ..core.tensor import Tensor
 
 
+_PYTHON_KEYS = bit(K.Python) | bit(K.PythonTLSSnapshot)
 _PY_DTYPES = ((float, _dt.float64), (int, _dt.int64), (bool, _dt.bool), (complex, _dt.complex128))
 
 
@@ -39,35 +42,51 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
 
 
 def _copy_data(data, dtype, device, requires_grad, fname):
-    """``tensor()``'s work; ``fname`` names the public function in argument errors."""
+    """``tensor()``'s work; ``fname`` names the public function in argument errors.
+
+    As PyTorch's ``internal_new_from_data``: a tensor argument is detached and copied (a mode sees both);
+    other data is made into a tensor out of the modes' sight, then handed to ``lift_fresh``, which they see."""
     dtype = dtype_arg(dtype, fname)
     if type(requires_grad) is not bool:
         raise TypeError(f"{fname}(): argument 'requires_grad' must be bool, not {type(requires_grad).__name__}")
     dev = canonical(device)
     if isinstance(data, Tensor):
         src = data.detach() if hasattr(data, "detach") else data
-        out = at._to_copy(src, dtype, None, dev, None, False, None)
+        out = at._to_copy(src, dtype if dtype is not None else src.dtype, None, dev, None, False, None)
+    elif _tls_state().mode_stack:
+        st = _tls_state()
+        _set_state(st.with_exclude(st.exclude | _PYTHON_KEYS))
+        try:
+            out = _from_data(data, dtype, dev)
+        finally:
+            _set_state(st)
+        out = at.lift_fresh(out)
     else:
-        if isinstance(data, np.ndarray):
-            dt = dtype or _dt.from_numpy_dtype(data.dtype)
-            arr = np.array(data, dtype=dt.np, copy=True, order="K")
-        else:
-            if isinstance(data, (str, bytes)):
-                raise TypeError(f"new(): invalid data type '{type(data).__name__}'")
-            if dtype is None:
-                dt = infer_dtype(data)
-            else:
-                dt = dtype
-                _check_elements(data, dt)
-            arr = _to_array(data, dt)
-        if arr.size == 0:
-            arr = np.empty(arr.shape, arr.dtype)
-        if dev.type != "cpu":
-            arr = backend_for(dev).from_numpy(arr, dev)
-        out = wrap(arr, dt, dev)
+        out = _from_data(data, dtype, dev)
     if requires_grad:
         out.requires_grad_(True)
     return out
+
+
+def _from_data(data, dtype, dev):
+    """A new tensor from Python data or a NumPy array."""
+    if isinstance(data, np.ndarray):
+        dt = dtype or _dt.from_numpy_dtype(data.dtype)
+        arr = np.array(data, dtype=dt.np, copy=True, order="K")
+    else:
+        if isinstance(data, (str, bytes)):
+            raise TypeError(f"new(): invalid data type '{type(data).__name__}'")
+        if dtype is None:
+            dt = infer_dtype(data)
+        else:
+            dt = dtype
+            _check_elements(data, dt)
+        arr = _to_array(data, dt)
+    if arr.size == 0:
+        arr = np.empty(arr.shape, arr.dtype)
+    if dev.type != "cpu":
+        arr = backend_for(dev).from_numpy(arr, dev)
+    return wrap(arr, dt, dev)
 
 
 def _check_elements(data, dt) -> None:

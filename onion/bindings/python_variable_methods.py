@@ -373,10 +373,6 @@ def _retain_grad(self):
     retain_grad(self)
 
 
-def _detach(self):
-    return detach(self)
-
-
 def _detach_(self):
     impl = self._impl
     if impl._base is not None:      # any view, as in PyTorch: its base would keep the history
@@ -588,7 +584,6 @@ EXTRA_METHODS = {
     "register_hook": _register_hook,
     "retain_grad": _retain_grad,
     "retains_grad": property(lambda self: bool(self._impl._retains_grad)),
-    "detach": _detach,
     "detach_": _detach_,
     "data": property(_data_get, _data_set),
     "to": _to,

@@ -23,6 +23,21 @@ DUNDERS = {  # dunder -> (method name, reflected?)
 UNARY_DUNDERS = {"__neg__": "neg", "__abs__": "abs", "__invert__": "bitwise_not"}
 
 
+def _binding_default(f, a):
+    """The value the binding passes for an argument not given: the schema default, except where
+    PyTorch's binding fills the tensor options (``pin_memory=False``; a factory without tensor arguments
+    gets ``device=`` the default device), so a mode sees ``ones([2], device=device(type='cpu'),
+    pin_memory=False)`` as it does under PyTorch."""
+    args = f.func.arguments
+    names = {x.name for x in args}
+    if "dtype" in names and "device" in names and a.kwarg_only:
+        if a.name == "pin_memory":
+            return "False"
+        if a.name == "device" and not any(x.type.is_tensor_like for x in args):
+            return "_DEV"
+    return render_default(a)
+
+
 def _groups(fns, method: bool):
     groups: dict = {}
     for f in fns:
@@ -72,7 +87,7 @@ def _fast_body(f: NativeFunction, method: bool, fvar: str, indent="    "):
     order = list(given)
     if method:
         order.insert(self_idx, "self")
-    call_args = order + [render_default(a) for a in args if a.kwarg_only]
+    call_args = order + [_binding_default(f, a) for a in args if a.kwarg_only]
     call = f"return _ops.{f.ident}({', '.join(call_args)})"
     # a method called unbound with another self (``Tensor.exp(2)``) takes the parser's road to its TypeError
     checked = (["self"] if method else []) + given
@@ -120,7 +135,7 @@ def _intlist_body(f, method: bool, indent="    ", single_int_elsewhere=False):
     args = f.func.arguments
     first = "self" if method else "args[0]"
     rest = "args" if method else "args[1:]"
-    defaults = [render_default(a) for a in args[2:]]
+    defaults = [_binding_default(f, a) for a in args[2:]]
     guard = "args" if method else "len(args) > 1"
     if len([a for a in args if not a.kwarg_only]) > 2:
         # more positional arguments follow the list (roll's dims): only ``t.roll(1)`` / ``t.roll((1, 2))``
@@ -181,7 +196,7 @@ def _numbers_body(f, method: bool, indent="    ") -> list:
     defaults = "(" + "".join(f"{render_default(a) if render_default(a) is not None else '_REQ'}, "
                              for a in scalars) + ")"
     nullable = tuple(a.type.optional for a in scalars)
-    rest = [render_default(a) for a in args if a.kwarg_only]
+    rest = [_binding_default(f, a) for a in args if a.kwarg_only]
     first = "self" if method else "args[0]"
     given = "args" if method else "args[1:]"
     lines = [f"{indent}if {'' if method else 'args and '}type({first}) is _T:",
@@ -199,7 +214,7 @@ def _number_fast_path(name, fs):
         fast = _fast_candidate(fs, True)
         if fast is None or len([a for a in fast.func.arguments if not a.kwarg_only]) != 2:
             return []
-        defaults = [render_default(a) for a in fast.func.arguments if a.kwarg_only]
+        defaults = [_binding_default(fast, a) for a in fast.func.arguments if a.kwarg_only]
         lines += [f"        return _ops.{fast.ident}({', '.join(['self', '_s2t(other)'] + defaults)})"]
         return lines
     for f in fs:
@@ -207,7 +222,7 @@ def _number_fast_path(name, fs):
         if len(pos) == 2 and pos[0].type.base == "Tensor" and not pos[0].type.optional and \
                 pos[1].type.base == "Scalar" and not pos[1].type.optional and \
                 all(render_default(a) is not None for a in f.func.arguments if a.kwarg_only):
-            defaults = [render_default(a) for a in f.func.arguments if a.kwarg_only]
+            defaults = [_binding_default(f, a) for a in f.func.arguments if a.kwarg_only]
             lines += [f"        return _ops.{f.ident}({', '.join(['self', 'other'] + defaults)})"]
             return lines
     return []
@@ -224,7 +239,7 @@ def _binding(var: str, name: str, fs, method: bool) -> list:
         lines.extend(_fast_body(fast, method, var))
     sizes = _sizes_candidate(fs) if not method else None
     if sizes is not None:
-        defaults = [render_default(a) for a in sizes.func.arguments[1:]]
+        defaults = [_binding_default(sizes, a) for a in sizes.func.arguments[1:]]
         # sizes as ints: ones(2, 3); an int beyond int64 takes the parser's road to its error
         lines += ["    if not kwargs and args and _small_ints(args):",
                   f"        return _ops.{sizes.ident}({', '.join(['args'] + defaults)})"]
@@ -243,6 +258,7 @@ def _binding(var: str, name: str, fs, method: bool) -> list:
 
 def gen_functions(fns) -> str:
     lines = [HEADER, "from onion.core import dtype as _dt", "from onion.core.tensor import Tensor as _T, Size as _Size",
+             "from onion.core.device import CPU as _DEV",
              "from onion.bindings.python_arg_parser import PyFunction as _PF, small_ints as _small_ints",
              "from onion.bindings.python_arg_parser import plain_numbers as _numbers, REQUIRED as _REQ",
              "from onion._generated import operators as _ops", "", "FUNCTIONS = {}", "NN_FUNCTIONS = {}",
@@ -261,6 +277,7 @@ def gen_functions(fns) -> str:
 
 def gen_methods(fns) -> str:
     lines = [HEADER, "from onion.core import dtype as _dt", "from onion.core.tensor import Tensor as _T, Size as _Size",
+             "from onion.core.device import CPU as _DEV",
              "from onion.bindings.python_arg_parser import PyFunction as _PF, small_ints as _small_ints",
              "from onion.bindings.python_arg_parser import plain_numbers as _numbers, REQUIRED as _REQ",
              "from onion.aten.tensor_new import scalar_to_tensor as _s2t",
@@ -280,7 +297,7 @@ def gen_methods(fns) -> str:
         fast = _fast_candidate(groups[(None, name)], True)
         lines.append(f"def {dunder}(self, other):")
         if fast is not None and len([a for a in fast.func.arguments if not a.kwarg_only]) == 2:
-            defaults = [render_default(a) for a in fast.func.arguments if a.kwarg_only]
+            defaults = [_binding_default(fast, a) for a in fast.func.arguments if a.kwarg_only]
             lines.append("    if type(other) is _T and type(self) is _T:")
             lines.append(f"        return _ops.{fast.ident}({', '.join(['self', 'other'] + defaults)})")
         lines.extend(_number_fast_path(name, groups[(None, name)]))

@@ -9,6 +9,7 @@ import numbers
 
 from ..core import dtype as _dt
 from ..core.device import canonical as _canonical_device, device as _device
+from ..core.memory_format import memory_format as _memory_format
 from ..core.tensor import Tensor
 
 # set by the aten layer: makes a wrapped-number 0-dim tensor from a Python scalar
@@ -139,7 +140,18 @@ def convert(opname: str, arg, value):
         if isinstance(value, str):
             return value
         raise type_error(opname, arg, value)
+    if base == "MemoryFormat":
+        if isinstance(value, _memory_format):   # kernels take the format's name (as the bindings pass it)
+            return value.name
+        if isinstance(value, str):
+            return value
+        raise type_error(opname, arg, value)
     return value
+
+
+_PASSES = {("Tensor", False): (Tensor,), ("int", False): (int,), ("SymInt", False): (int,),
+           ("float", False): (float,), ("bool", False): (bool,), ("str", False): (str,),
+           ("Scalar", False): (int, float, bool, complex), ("ScalarType", False): (_dt.dtype,)}
 
 
 class ArgumentSpec:
@@ -153,6 +165,11 @@ class ArgumentSpec:
         self.index = {a.name: i for i, a in enumerate(self.args)}
         self.num_positional = sum(1 for a in self.args if not a.kwarg_only)
         self.defaults = [python_default(a) for a in self.args]
+        # the filler for arguments not passed: the default itself, or REQUIRED where there is none
+        self.missing = tuple(self.defaults)
+        self.unset = (REQUIRED,) * len(self.args)
+        # per argument, the value types ``convert`` would return unchanged (checked first, to skip the call)
+        self.passes = tuple(_PASSES.get((a.type.base, a.type.is_list), ()) for a in self.args)
 
     def normalize(self, args, kwargs) -> tuple:
         """Full positional tuple, or raise TypeError saying what is wrong."""
@@ -160,8 +177,10 @@ class ArgumentSpec:
         if n > self.num_positional:
             raise TypeError(f"{self.opname}() expected at most {self.num_positional} positional argument(s) "
                             f"but received {n} argument(s). Declaration: {self.schema}")
-        values = list(args) + [REQUIRED] * (len(self.args) - n)
+        values = list(args)
+        passes = self.passes
         if kwargs:
+            values.extend(self.unset[n:])
             for k, v in kwargs.items():
                 i = self.index.get(k)
                 if i is None:
@@ -171,16 +190,27 @@ class ArgumentSpec:
                     raise TypeError(f"{self.opname}() got multiple values for argument '{k}'. "
                                     f"Declaration: {self.schema}")
                 values[i] = v
-        for i, v in enumerate(values):
-            arg = self.args[i]
+            for i, v in enumerate(values):
+                if v is REQUIRED:
+                    d = self.defaults[i]
+                    if d is REQUIRED:
+                        raise TypeError(f"{self.opname}() is missing value for argument '{self.args[i].name}'. "
+                                        f"Declaration: {self.schema}")
+                    values[i] = list(d) if isinstance(d, list) else d
+                elif type(v) not in passes[i]:
+                    values[i] = convert(self.opname, self.args[i], v)
+            return tuple(values)
+        values.extend(self.missing[n:])
+        for i in range(n):
+            if type(values[i]) not in passes[i]:
+                values[i] = convert(self.opname, self.args[i], values[i])
+        for i in range(n, len(values)):
+            v = values[i]
             if v is REQUIRED:
-                d = self.defaults[i]
-                if d is REQUIRED:
-                    raise TypeError(f"{self.opname}() is missing value for argument '{arg.name}'. "
-                                    f"Declaration: {self.schema}")
-                values[i] = list(d) if isinstance(d, list) else d
-            else:
-                values[i] = convert(self.opname, arg, v)
+                raise TypeError(f"{self.opname}() is missing value for argument '{self.args[i].name}'. "
+                                f"Declaration: {self.schema}")
+            if type(v) is list:
+                values[i] = list(v)
         return tuple(values)
 
     def unnormalize(self, values) -> tuple:

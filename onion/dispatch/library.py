@@ -16,6 +16,9 @@ from .schema import parse_schema
 
 fallthrough_kernel = FALLTHROUGH
 _DEF_NAMESPACES: dict[str, object] = {}
+# operator name ("ns::op" or "ns::op.overload") -> (fake implementation, owning Library or None): what
+# FakeTensorMode runs instead of the operator's Meta kernel (``onion.library.register_fake``)
+FAKE_IMPLS: dict = {}
 
 
 _ROOT_PREFIX = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))) + os.sep
@@ -154,7 +157,7 @@ class Library:
             def kernel(op, ks, values, _fn=fn):
                 args, kwargs = op._unnormalize(values)
                 if with_keyset:
-                    return _fn(op, DispatchKeySet(ks), *args, **kwargs)
+                    return _fn(op, DispatchKeySet(ks & ~op._handle.skip_mask), *args, **kwargs)
                 return _fn(op, *args, **kwargs)
         self._fallback_internal(key, kernel, _caller_debug())
 
@@ -164,8 +167,22 @@ class Library:
         dispatcher.register_fallback(reg)
         self._fallbacks.append(reg)
 
+    def _register_fake(self, op_name, fn, _stacklevel: int = 1, *, allow_override: bool = True) -> None:
+        """Register ``fn(*args, **kwargs)`` as the operator's fake implementation (FakeTensorMode runs it,
+        under the mode, instead of the Meta kernel); removed again when this library is destroyed."""
+        handle = self._resolve(op_name)
+        if not callable(fn):
+            raise TypeError(f"register_fake: the fake implementation of {handle.qualified_name} must be callable, "
+                            f"got {type(fn).__name__}")
+        name = handle.qualified_name
+        if name in FAKE_IMPLS and not allow_override:
+            raise RuntimeError(f"register_fake(...): the operator {name} already has a fake impl registered")
+        FAKE_IMPLS[name] = (fn, self)
+
     # --- teardown -----------------------------------------------------------------
     def _destroy(self) -> None:
+        for name in [n for n, (_, owner) in FAKE_IMPLS.items() if owner is self]:
+            del FAKE_IMPLS[name]
         for handle, reg in reversed(self._kernels):
             handle.deregister(reg)
         for reg in reversed(self._fallbacks):
@@ -186,9 +203,11 @@ def _adapt_user_kernel(handle, fn, with_keyset: bool):
     npos = sum(1 for a in schema.arguments if not a.kwarg_only)
     kw_names = tuple(a.name for a in schema.arguments if a.kwarg_only)
     if with_keyset:
+        # the keyset as PyTorch hands it to a kernel: without the operator's fallthrough keys
         if not kw_names:
-            return lambda ks, *args: fn(DispatchKeySet(ks), *args)
-        return lambda ks, *args: fn(DispatchKeySet(ks), *args[:npos], **dict(zip(kw_names, args[npos:])))
+            return lambda ks, *args: fn(DispatchKeySet(ks & ~handle.skip_mask), *args)
+        return lambda ks, *args: fn(DispatchKeySet(ks & ~handle.skip_mask), *args[:npos],
+                                    **dict(zip(kw_names, args[npos:])))
     if not kw_names:
         return lambda ks, *args: fn(*args)
     return lambda ks, *args: fn(*args[:npos], **dict(zip(kw_names, args[npos:])))

@@ -191,7 +191,8 @@ class OperatorHandle:
                         ks |= x._impl.keyset
             else:
                 ks |= a._impl.keyset
-        return (ks | _tls_state().include) & _tls_state().mask
+        st = _tls_state()
+        return (ks | st.include) & st.mask
 
     def call(self, *args):
         """Dispatch normalized positional arguments (all of the schema's)."""

@@ -20,6 +20,8 @@ from ..core.storage import Storage
 from ..core.tensor import Tensor, make_tensor
 from ..core.tensor_impl import TensorImpl
 
+from .python_dispatch import SUBCLASS_DISPATCH, _plan_of, check_result, python_arguments
+
 PYTHON_KEYS = bit(K.Python) | bit(K.PythonTLSSnapshot)
 
 
@@ -215,24 +217,6 @@ def not_implemented_error(op, mode, types) -> TypeError:
     return TypeError("\n".join(lines))
 
 
-def _check_result(op, ret):
-    """What the operator's schema promises must come back (PyTorch: ``Unable to cast ... to Tensor``)."""
-    returns = op._handle.schema.returns
-    if len(returns) == 1:
-        t = returns[0].type
-        if t.base == "Tensor" and not t.is_list and not t.optional and not isinstance(ret, Tensor):
-            raise RuntimeError(f"Unable to cast {ret} to Tensor")
-    elif len(returns) > 1:
-        if not isinstance(ret, (tuple, list)) or len(ret) != len(returns):
-            raise RuntimeError(f"{_op_name(op)}: __torch_dispatch__ returned {type(ret).__name__}, expected a "
-                               f"tuple of {len(returns)} values")
-        for r, spec in zip(ret, returns):
-            if spec.type.base == "Tensor" and not spec.type.is_list and not spec.type.optional and \
-                    not isinstance(r, Tensor):
-                raise RuntimeError(f"Unable to cast {r} to Tensor")
-    return ret
-
-
 _WRITE_RETURNS: dict = {}      # operator handle -> per return, the index of the argument it writes (or None)
 
 
@@ -257,32 +241,22 @@ def _write_returns(op) -> tuple:
     return got
 
 
-def _python_numbers(args):
-    """Python numbers the binding wrapped as 0-dim tensors go to ``__torch_dispatch__`` as the numbers."""
-    out = []
-    for a in args:
-        if isinstance(a, Tensor) and a._impl.is_wrapped_number:
-            a = a._impl.wrapped_value
-        out.append(a)
-    return tuple(out)
-
-
-def dispatch_to_subclasses(op, ks, values, args=None, kwargs=None, mode=None):
-    """The Python key with no dispatch mode to take the call: each overloaded subclass's
-    ``__torch_dispatch__`` in turn until one returns something other than ``NotImplemented``."""
+def dispatch_to_subclasses(op, ks, values, mode=None):
+    """The Python key with no dispatch mode to take the call (or after the mode returned NotImplemented): each
+    overloaded subclass's ``__torch_dispatch__`` in turn until one returns something other than
+    ``NotImplemented``.  Arguments reach it as they reach a mode (onion/modes/python_dispatch.py)."""
     overloaded = _overloaded_tensors(values)
     if not overloaded:      # the Python keys without a subclass to run (a detached alias): the kernels below
         return op._handle.redispatch(ks & AFTER_PYTHON, *values)
-    if args is None:
-        args, kwargs = op._unnormalize(values)
-    args = _python_numbers(args)
+    plan = _plan_of(op)
+    _, args, kwargs = python_arguments(op, values, plan)
     types = tuple(type(a) for a in overloaded)
     for a in overloaded:
         cls = type(a)
         _check_torch_dispatch_definition(cls)
         ret = cls.__torch_dispatch__(op, types, args, kwargs)
         if ret is not NotImplemented:
-            ret = _check_result(op, ret)
+            ret = check_result(plan, ret)
             writes = _write_returns(op)
             if writes:
                 if len(writes) == 1:
@@ -303,3 +277,4 @@ def install(tensor_cls) -> None:
     tensor_cls._make_wrapper_subclass = staticmethod(_make_wrapper_subclass)
     tensor_cls.as_subclass = as_subclass
     tensor_cls.__torch_dispatch__ = staticmethod(_disabled_torch_dispatch_impl)
+    SUBCLASS_DISPATCH[0] = dispatch_to_subclasses

@@ -465,3 +465,41 @@ def test_example_scaled_tensor_trains_like_plain_tensors(capsys):
     # doubling the weight touched no data: only the scale changed
     d = w * 2.0
     assert isinstance(d, ex.ScaledTensor) and d.data_ is w.data_ and d.scale == 0.5
+
+
+# --- with a dispatch mode ------------------------------------------------------------------------------------------
+def test_a_dispatch_mode_goes_first_then_the_subclass():
+    def run(lib):
+        log = []
+
+        class M(lib.utils._python_dispatch.TorchDispatchMode):
+            def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+                log.append(("mode", str(func), [t.__name__ for t in types]))
+                if types:
+                    return NotImplemented      # the subclass handles it, then the mode sees its inner call
+                return func(*args, **(kwargs or {}))
+        LT = logging_tensor(lib, log)
+        x = LT(lib.ones(2))
+        with M():
+            y = x * 2
+        return log, type(y).__name__, y.elem.tolist()
+    assert run(torch) == run(onion) == (
+        [("mode", "aten.mul.Tensor", ["LoggingTensor"]), ("aten.mul.Tensor", ["LoggingTensor"]),
+         ("mode", "aten.mul.Tensor", [])], "LoggingTensor", [2.0, 2.0])
+
+
+def test_mode_and_subclass_both_not_implemented():
+    def run(lib):
+        class N(lib.Tensor):
+            @classmethod
+            def __torch_dispatch__(cls, func, types, args=(), kwargs=None):
+                return NotImplemented
+
+        class M(lib.utils._python_dispatch.TorchDispatchMode):
+            def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+                return NotImplemented
+        n = lib.Tensor._make_wrapper_subclass(N, (2,))
+        with M():
+            err = _error(lambda: lib.add(n, 1))
+        return err[0], [line.split(" object at")[0] for line in err[1].split("\n")]
+    assert run(torch) == run(onion)

@@ -110,7 +110,10 @@ def _to(self, dtype, device, non_blocking, copy, memory_format):
             memory_format is None or memory_format == "preserve_format"
             or g.suggest_memory_format(tuple(impl._array.shape), impl.strides) == memory_format):
         return self         # to_will_alias: nothing to change, not even the layout
-    return at._to_copy(self, dt, None, dev, None, non_blocking, memory_format)
+    if device is None:      # as PyTorch's to.dtype: only what was given reaches _to_copy (and a mode)
+        return at._to_copy(self, dtype, None, None, None, non_blocking, memory_format)
+    # a device given: PyTorch's binding passes the tensor's options with that device
+    return at._to_copy(self, dt, "strided", dev, None, non_blocking, memory_format)
 
 
 def to_dtype_layout(self, dtype=None, layout=None, device=None, pin_memory=None, non_blocking=False, copy=False,

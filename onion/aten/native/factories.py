@@ -118,7 +118,7 @@ def zeros(size, dtype=None, layout=None, device=None, pin_memory=None):
 
 
 def ones(size, dtype=None, layout=None, device=None, pin_memory=None):
-    if device is None or device is _CPU:
+    if device is _CPU or device is None:        # the binding passes the default device
         dt = dtype or _dt.get_default_dtype()
         size = _check_size(size)
         try:

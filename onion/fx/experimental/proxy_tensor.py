@@ -50,13 +50,17 @@ class _ProxyMode(TorchDispatchMode):
 
     def track(self, out, node) -> None:
         """``out`` was made by ``node``: a tensor is the node's value, each tensor of a tuple or list one
-        ``getitem`` of it (as torch.fx records multi-output operators)."""
+        ``getitem`` of it (as torch.fx records multi-output operators); ``meta["val"]`` keeps the value
+        (a fake tensor when tracing fake), as make_fx's nodes do."""
+        node.meta["val"] = out
         if isinstance(out, Tensor):
             self.node_of[out._impl] = node
         elif isinstance(out, (tuple, list)):
             for i, item in enumerate(out):
                 if isinstance(item, Tensor):
-                    self.node_of[item._impl] = self.graph.call_function(operator.getitem, (node, i))
+                    getitem = self.graph.call_function(operator.getitem, (node, i))
+                    getitem.meta["val"] = item
+                    self.node_of[item._impl] = getitem
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
