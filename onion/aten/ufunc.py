@@ -77,6 +77,9 @@ class UfuncFormula:
     # ``out_check(ops, result_dtype, out_dtype, inplace)``: an op's own rule for the dtype of an
     # ``out=`` / in-place result (instead of TensorIterator's can_cast)
     out_check: object = None
+    # the operands' order in PyTorch's TensorIterator where it is not the schema's (threshold_backward adds
+    # self before grad_output): the device check meets, and names, the devices in that order
+    device_order: tuple = ()
     # for a float32/float64 self, Python-number operands keep self's dtype (clamp's bounds): the CPU fast
     # path runs the formula on the array and the numbers as they are
     float_keeps_python_scalars: bool = False
@@ -217,7 +220,7 @@ def _out_dtype_first(opname, formula, operands, scalars, out) -> None:
 
 def plan(opname: str, formula: UfuncFormula, impls, scalars, operands=None):
     """dtype half of the meta function: (compute dtype, out dtype, device)."""
-    dev = _it.check_devices(opname, impls)
+    dev = _it.check_devices(opname, impls if not formula.device_order else [impls[i] for i in formula.device_order])
     common = _it.common_dtype2(impls[0], impls[1]) if len(impls) == 2 else \
         (impls[0].dtype if len(impls) == 1 else _it.common_dtype(impls))
     if formula.promote is not None or formula.operand_check is not None:

@@ -21,7 +21,7 @@ FORMULAS: dict = {}
 def formula(kind: str, n: int, *, check=None, errstate=False, opmath=True, torch_name="", skip_check=None, plain="",
             float_keeps_python_scalars=False, plain_scalars=(),
             operand_check=None, promote=None, extra_dtypes=(), plain_layout=None, out_check=None, layout=None,
-            opmath_scalars=()):
+            opmath_scalars=(), device_order=()):
     def deco(fn):
         FORMULAS[fn.__name__] = UfuncFormula(fn.__name__, fn, kind, n, check, errstate, opmath, torch_name, skip_check,
                                              opmath_scalars=opmath_scalars,
@@ -29,7 +29,7 @@ def formula(kind: str, n: int, *, check=None, errstate=False, opmath=True, torch
                                              extra_dtypes=tuple(extra_dtypes), plain_layout=plain_layout,
                                              out_check=out_check, plain=plain, plain_scalars=plain_scalars,
                                              float_keeps_python_scalars=float_keeps_python_scalars,
-                                             layout=layout)
+                                             layout=layout, device_order=tuple(device_order))
         return fn
     return deco
 
@@ -1143,7 +1143,7 @@ def floor_divide(xp, self, other):
     return div_mode(xp, self, other, "floor")
 
 
-@formula("binary", 2, torch_name="threshold")
+@formula("binary", 2, torch_name="threshold", device_order=(1, 0))
 def threshold_backward(xp, grad_output, self, threshold):
     """relu's (and threshold's) gradient: ``grad_output`` where ``self`` is above ``threshold``, else 0 (a NaN in
     ``self`` passes the gradient, as PyTorch's ``x <= threshold ? 0 : grad``)."""
