@@ -4,7 +4,8 @@
 A subclass whose ``__torch_dispatch__`` is its own (not ``_disabled_torch_dispatch_impl``) gets the
 ``Python | PythonTLSSnapshot`` keys on every tensor of it made here, as PyTorch sets them when it makes
 the Python object: each operator on such a tensor then runs autograd first and reaches the Python key's
-fallback, which (with no dispatch mode pushed) calls ``dispatch_to_subclasses``.  A wrapper subclass has
+fallback, which (with no dispatch mode pushed, or after the mode returned NotImplemented) calls
+``dispatch_to_subclasses`` through its ``SUBCLASS_DISPATCH`` slot.  A wrapper subclass has
 sizes, strides, dtype and the given device but no data (a Meta array under it): everything it computes
 comes from its ``__torch_dispatch__``.
 """
@@ -145,6 +146,8 @@ def _make_wrapper_subclass(cls, size, strides=None, storage_offset=None, memory_
     elif not isinstance(dtype, _dt.dtype):
         raise TypeError(f"_make_wrapper_subclass(): argument 'dtype' must be onion.dtype, not "
                         f"{type(dtype).__name__}")
+    # the policy is checked and kept; sizes and strides are still read from the tensor (the sym_size /
+    # sym_stride operators PyTorch then dispatches do not exist in onion yet)
     if dispatch_sizes_strides_policy not in (None, "sizes", "strides"):
         raise ValueError(f"Unknown dispatch_sizes_strides_policy: {dispatch_sizes_strides_policy}")
     dev = _canonical(device if device is None or isinstance(device, (_device, str)) else _device(device))
