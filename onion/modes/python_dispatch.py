@@ -356,6 +356,8 @@ def _python_fallback(op, ks, values):
     finally:
         set_state(st)
     if result is NotImplemented:
+        if types:       # PyTorch then asks the subclasses' __torch_dispatch__, the mode back on the stack
+            return SUBCLASS_DISPATCH[0](op, ks, values, mode=mode)
         raise _not_implemented(op, mode)
     return check_result(plan, result)
 
@@ -389,8 +391,16 @@ _PYTHON_BIT = bit(K.Python)
 
 
 def _no_mode(op, ks, values):
-    """The Python key without a mode (a subclass tensor carries it): passed on below Python."""
+    """The Python key without a mode: a subclass tensor carries it."""
+    return SUBCLASS_DISPATCH[0](op, ks, values)
+
+
+def _below_python(op, ks, values, mode=None):
     return op._handle.redispatch(ks & AFTER_PYTHON, *values)
+
+
+# how a subclass tensor's call is dispatched: onion/modes/subclasses.py installs its __torch_dispatch__ handling
+SUBCLASS_DISPATCH = [_below_python]
 
 
 class _DisableTorchDispatch:
