@@ -39,7 +39,7 @@ else:
 __version__ = "0.1.0"
 
 
-strided = "strided"
+from .core.layout import strided  # noqa: E402,F401  (onion.strided)
 _LOADED = False
 
 
@@ -131,6 +131,14 @@ def _load_all() -> None:
     BINDINGS.update(LINALG_FUNCTIONS)
     g.update(norm=norm)
     Tensor.norm = _tensor_norm
+    from .modes import subclasses as _subclasses, torch_function as _torch_function
+    from ._generated import python_functions as _pf, tensor_methods as _tm
+    _subclasses.install(Tensor)
+    _torch_function.install(Tensor, (_pf, _tm))
+    for _name in ("tensor", "as_tensor", "from_numpy"):
+        g[_name] = _torch_function.wrap_function(g[_name], _name)
+    from . import overrides  # noqa: F401
+    g.update(overrides=overrides)
     _LOADED = True
 
 
