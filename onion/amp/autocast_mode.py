@@ -159,6 +159,16 @@ class autocast:
 
 # ---- what the generated Autocast kernels call (onion/_generated/register_autocast_<device>.py) ----------------
 
+_to_dtype = None     # aten::to.dtype's entry, handed over by the generated module (use_cast)
+
+
+def use_cast(to_dtype) -> None:
+    """The generated module gives its ``to.dtype`` entry: casts go through ``aten::to.dtype`` as PyTorch's
+    ``arg.to(dtype)`` does, without the Python binding's parsing."""
+    global _to_dtype
+    _to_dtype = to_dtype
+
+
 def _eligible(t, device_type: str) -> bool:
     """A floating tensor of the device other than float64 (PyTorch never casts double)."""
     if t is None:
@@ -177,10 +187,10 @@ def cached_cast(t, to_type, device_type: str):
         hit = _tls.cache.get(id(t._impl))
         if hit is not None and hit[0] is t._impl:
             return hit[1]
-        out = t.to(to_type)
+        out = _to_dtype(t, to_type)
         _tls.cache[id(t._impl)] = (t._impl, out)
         return out
-    return t.to(to_type)
+    return _to_dtype(t, to_type)
 
 
 def cast_list(ts, to_type, device_type: str):

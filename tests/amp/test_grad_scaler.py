@@ -51,7 +51,7 @@ def _run(lib, data, bad_steps, **kw):
         before = w.detach().clone()
         scaler.step(opt)
         scaler.update()
-        trace.append((scaler.get_scale(), bool((w.detach() == before).all()), float(scaled),
+        trace.append((scaler.get_scale(), bool((w.detach() == before).all()), float(scaled.detach()),
                       scaler.state_dict()["_growth_tracker"]))
     return trace, opt.steps, w.detach().numpy().copy(), scaler.state_dict()
 
