@@ -14,4 +14,10 @@ from .bindings.dispatch_introspection import (DispatchKey, DispatchKeySet, Funct
                                               parse_schema)
 from .core.tls import tls  # noqa: F401
 from .dispatch.dispatcher import dispatcher  # noqa: F401
+from .modes.torch_function import (DisableTorchFunction, DisableTorchFunctionSubclass,  # noqa: F401,E402
+                                   _disabled_torch_function_impl, _get_function_stack_at,
+                                   _is_torch_function_all_disabled, _is_torch_function_enabled,
+                                   _is_torch_function_mode_enabled, _len_torch_function_stack,
+                                   _pop_torch_function_stack, _push_on_torch_function_stack)
+from .modes.subclasses import _disabled_torch_dispatch_impl  # noqa: F401,E402
 from .modes.python_dispatch import _DisableTorchDispatch  # noqa: F401,E402

@@ -39,7 +39,7 @@ else:
 __version__ = "0.1.0"
 
 
-strided = "strided"
+from .core.layout import strided  # noqa: E402,F401  (onion.strided)
 _LOADED = False
 
 
@@ -140,6 +140,14 @@ def _load_all() -> None:
              is_autocast_cpu_enabled=_am.is_autocast_cpu_enabled,
              autocast_increment_nesting=_am.autocast_increment_nesting,
              autocast_decrement_nesting=_am.autocast_decrement_nesting)
+    from .modes import subclasses as _subclasses, torch_function as _torch_function
+    from ._generated import python_functions as _pf, tensor_methods as _tm
+    _subclasses.install(Tensor)
+    _torch_function.install(Tensor, (_pf, _tm))
+    for _name in ("tensor", "as_tensor", "from_numpy"):
+        g[_name] = _torch_function.wrap_function(g[_name], _name)
+    from . import overrides  # noqa: F401
+    g.update(overrides=overrides)
     _LOADED = True
 
 

@@ -23,7 +23,7 @@ from ..backends.meta import MetaArray
 from ..core.device import CPU, META, canonical
 from ..core.dispatch_key import K, bit, tensor_keyset
 from ..core.tensor import Tensor, make_tensor
-from ..core.tensor_impl import TensorImpl
+from ..core.tensor_impl import TensorImpl, ViewImpl
 from ..core.tls import ExcludeDispatchKeyGuard
 from ..dispatch.library import FAKE_IMPLS
 from ..modes.python_dispatch import TorchDispatchMode, _get_current_dispatch_mode
@@ -99,6 +99,22 @@ class FakeTensor(Tensor):
 
     fake_mode: "FakeTensorMode"
 
+    def __new__(cls, fake_mode, elem, device, constant=None, real_tensor=None):
+        """``FakeTensor(mode, meta_tensor, device)``: ``elem``'s geometry and dtype reported on ``device``."""
+        if elem.device.type != "meta":
+            raise AssertionError(f"elem.device.type must be 'meta', got {elem.device.type}")
+        dev = canonical(device)
+        src = elem._impl
+        impl = TensorImpl(src._array, src.dtype, dev, _fake_keyset(dev) | (src.keyset & _MATH_BITS))
+        impl._storage, impl._offset = src.storage(), src._offset
+        if src._strides is not None:
+            impl._strides = src._strides
+        impl.requires_grad = src.requires_grad
+        return fake_mode._wrap_impl(impl)
+
+    def __init__(self, *args, **kwargs):
+        pass
+
     @property
     def fake_device(self):
         return self._impl.device
@@ -118,7 +134,7 @@ class FakeTensor(Tensor):
 
     # --- no data -------------------------------------------------------------------
     def __repr__(self, *, tensor_contents=None):
-        from .. import get_default_dtype
+        from ..core.dtype import get_default_dtype
         impl = self._impl
         parts = ["..."]
         if impl.device.type != "cpu":
@@ -254,6 +270,17 @@ class FakeTensorMode(TorchDispatchMode):
         else:
             offset = impl.storage_offset() if impl._array.size else 0
         arr = meta.view(None, sizes, strides, offset, dt.np)
+        base = tensor._base if impl._base is not None and not impl.requires_grad else None
+        if base is not None and _owner(tensor) is None:
+            # a view stays a view: of the fake of its base, over that fake's storage and version counter
+            fbase = self.from_tensor(base)
+            bimpl = fbase._impl
+            v = object.__new__(ViewImpl)
+            v._array, v.dtype, v.device, v.keyset = arr, dt, impl.device, _fake_keyset(impl.device)
+            v.requires_grad, v._inference = False, False
+            v._base, v._base_tensor = bimpl, fbase
+            v._storage, v._offset, v._vc = bimpl.storage(), offset, bimpl.version_counter()
+            return self._wrap_impl(v)
         fimpl = _fake_impl_like(arr, dt, impl.device, impl.requires_grad)
         fimpl._storage, fimpl._offset = meta.storage_of(arr, META)
         if impl.is_wrapped_number:      # keeps its place in type promotion
@@ -300,7 +327,7 @@ class FakeTensorMode(TorchDispatchMode):
                                          f"{_render_call(func, args, kwargs)}")
                 if not self.allow_non_fake_inputs:
                     if owner is not None:
-                        raise AssertionError(f"Mixing fake modes NYI x.fake_mode={x.fake_mode} vs self={self}")
+                        raise AssertionError(f"Mixing fake modes NYI x.fake_mode={owner} vs self={self}")
                     raise AssertionError("Please convert all Tensors to FakeTensors first or instantiate "
                                          "FakeTensorMode with 'allow_non_fake_inputs'. Found in "
                                          f"{_render_call(func, args, kwargs)}")
@@ -317,6 +344,10 @@ class FakeTensorMode(TorchDispatchMode):
             if _has_mask_index(args, kwargs):   # PyTorch turns a mask into indices with nonzero first
                 from ..dispatch.ops import ops
                 raise DynamicOutputShapeException(ops.aten.nonzero.default)
+        elif name == "aten::repeat_interleave.Tensor":
+            size = kwargs.get("output_size", args[1] if len(args) > 1 else None)
+            if size is None:            # with output_size given, the shape is known (PyTorch's fake impl)
+                raise DynamicOutputShapeException(func)
         elif "dynamic_output_shape" in tags:
             raise DynamicOutputShapeException(func)
         if "data_dependent_output" in tags:

@@ -15,7 +15,7 @@ from numpy import add as _np_add
 from ..core.creation_meta import check_view_unchanged
 from ..core.geometry import contiguous_strides
 from ..core.tls import state as _tls_state
-from ..core.tensor import make_tensor
+from ..core.tensor import Tensor, make_tensor
 from ..core.tensor_impl import TensorImpl
 from ..aten.at import at
 from .grad_mode import no_grad, enable_grad
@@ -166,9 +166,12 @@ def accumulate_grad(impl, grad, create_graph: bool) -> None:
         gi, ni = g._impl, grad._impl
         if gi.dtype is ni.dtype and gi._array.shape == ni._array.shape and gi.device is ni.device \
                 and gi.dtype.category >= 2 and gi.dtype.name not in ("float16", "bfloat16"):
-            _np_add(gi._array, ni._array, out=gi._array)
-            gi.bump_version()
-            return
+            try:
+                _np_add(gi._array, ni._array, out=gi._array)
+                gi.bump_version()
+                return
+            except TypeError:   # a subclass dispatched in Python has no array to add into: the operator below
+                pass
     if impl.grad is None:
         if not create_graph and not grad._impl.requires_grad:
             impl.grad = _clone_obey_contract(grad, impl)    # nothing to record, so no grad-mode switch
@@ -219,6 +222,13 @@ def detach(t):
     d._vc = impl.version_counter()
     if impl._storage is not None:
         d._storage, d._offset = impl._storage, impl._offset
+        if type(t) is not Tensor:   # a subclass (its impl always has a storage): the alias keeps its class and
+            if impl._strides is not None:     # attributes (a wrapper's data)
+                d._strides = impl._strides
+            d._inference = impl._inference
+            out = make_tensor(d, type(t))
+            out.__dict__.update(t.__dict__)
+            return out
     if impl._strides is not None:
         d._strides = impl._strides
     if impl._inference:

@@ -369,6 +369,19 @@ def _describe_got(args, kwargs) -> str:
     return "(" + ", ".join(parts) + ")"
 
 
+def _no_torch_function(args, kwargs, self_tensor) -> bool:
+    return False
+
+
+# the __torch_function__ hooks, installed by onion.modes.torch_function when onion loads (a layer above this one);
+# ``_tf_active`` turns true once a Tensor subclass is defined or a torch function mode pushed, so that until
+# then a call on the slow path pays one global read for them
+_tf_active = False
+_tf_wants = _no_torch_function
+_tf_dispatch = None
+_TF_PROCEED = None
+
+
 class PyFunction:
     """All signatures of one Python-visible name; ``call`` binds and dispatches."""
 
@@ -400,6 +413,10 @@ class PyFunction:
         return self._signatures
 
     def call(self, args, kwargs, self_tensor=None):
+        if _tf_active and _tf_wants(args, kwargs, self_tensor):     # an override or a mode may take the call
+            result = _tf_dispatch(self, args, kwargs, self_tensor)
+            if result is not _TF_PROCEED:
+                return result
         if self.method and not isinstance(self_tensor, Tensor):
             # ``Tensor.add(1, t)``: PyTorch's methods are descriptors of TensorBase
             raise TypeError(f"descriptor '{self.name}' for 'torch._C.TensorBase' objects doesn't apply to a "
@@ -429,6 +446,10 @@ class PyFunction:
             if rg:
                 result.requires_grad_(True)
             return result
+        if _tf_dispatch is not None:    # an object that is no tensor but defines __torch_function__ (never binds)
+            result = _tf_dispatch(self, args, kwargs, self_tensor)
+            if result is not _TF_PROCEED:
+                return result
         if bad is not None:
             raise bad.exc_type(f"{self.name}(): {bad.text}") from None
         raise TypeError(self.error(args, kwargs, refusals))

@@ -403,17 +403,19 @@ def _repr(self, *, tensor_contents=None):
         extras.append(f"grad_fn=<{impl.grad_fn.name()}>")
     elif impl.requires_grad:
         extras.append("requires_grad=True")
-    if impl.device.type == "meta":
+    if impl.device.type == "meta" or tensor_contents is not None:
         data = None
     else:
         data = self._host_array()
         if dt is _dt.bfloat16:
             data = data.astype("float32")
     dev = None if impl.device.type == "cpu" else str(impl.device)
+    # a subclass prints its own name (PyTorch: ``LoggingTensor(tensor([1.]))``)
     return format_tensor(data, dtype_name=dt.name, default_dtype_name=_dt.get_default_dtype().name,
                          is_floating=dt.is_floating_point, is_complex=dt.is_complex,
                          is_bool=dt is _dt.bool, device=dev, shape=tuple(impl._array.shape),
-                         extras=tuple(extras))
+                         extras=tuple(extras), type_name="tensor" if type(self) is Tensor else type(self).__name__,
+                         contents=tensor_contents)
 
 
 _REVERSED_DIMS = tuple(tuple(range(n - 1, -1, -1)) for n in range(65))     # what Tensor.T permutes by, per rank

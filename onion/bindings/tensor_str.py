@@ -383,6 +383,7 @@ def format_tensor(
     shape: tuple | None = None,
     extras: tuple[str, ...] = (),
     type_name: str = "tensor",
+    contents: str | None = None,
 ) -> str:
     """``repr`` of a tensor, as PyTorch prints it (dtype prefix ``onion.``).
 
@@ -397,6 +398,7 @@ def format_tensor(
     shape: the tensor's sizes (defaults to ``data.shape``).
     extras: suffixes appended last, in order, e.g. "grad_fn=<AddBackward0>".
     type_name: what precedes the parenthesis ("tensor", or a subclass name).
+    contents: text printed in place of the values (``Tensor.__repr__(tensor_contents=...)``).
     """
     dtype = _canonical_dtype(dtype_name)
     default = _canonical_dtype(default_dtype_name)
@@ -408,13 +410,17 @@ def format_tensor(
     indent = len(prefix)
     suffixes: list[str] = []
 
-    is_meta = data is None
+    is_meta = data is None and contents is None
     if device is not None:
         suffixes.append("device='" + str(device) + "'")
     elif is_meta:
         suffixes.append("device='meta'")
 
-    if is_meta:
+    if contents is not None:
+        if not has_default_dtype:
+            suffixes.append(dtype_suffix)
+        body = contents
+    elif is_meta:
         if shape is None:
             raise ValueError("format_tensor: a meta tensor (data=None) needs shape")
         suffixes.append("size=" + _shape_str(shape))

@@ -364,6 +364,7 @@ _API_TENSOR = {
     "retain_grad": ["    def retain_grad(self) -> None: ..."],
     "detach": ["    def detach(self) -> Tensor: ..."],
     "detach_": ["    def detach_(self) -> Tensor: ..."],
+    "as_subclass": ["    def as_subclass(self, cls: type) -> Any: ..."],
     "to": ["    @overload", f"    def to(self, dtype: _dtype, {_TO_TAIL}) -> Tensor: ...",
            "    @overload",
            ("    def to(self, device: Optional[DeviceLikeType] = None, dtype: Optional[_dtype] = None, "

@@ -9,6 +9,7 @@ from __future__ import annotations
 from . import dtype as _dt
 from .creation_meta import check_view_unchanged
 from .geometry import is_contiguous_as, wrap_dim
+from .layout import strided as _strided
 from .memory_format import contiguous_format, memory_format as memory_format_type
 from .tensor_impl import TensorImpl
 from .dispatch_key import K as _K
@@ -142,7 +143,7 @@ class Tensor:
 
     @property
     def layout(self):
-        return "strided"
+        return _strided
 
     @property
     def _version(self) -> int:
@@ -230,6 +231,8 @@ class Tensor:
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. "
                                "Use tensor.detach().numpy() instead.")
         if impl.keyset & _MATH_BITS:
+            if impl.keyset & _PY_BIT:
+                raise RuntimeError(".numpy() is not supported for tensor subclasses.")
             if force:
                 return _resolved_array(impl)
             bit, fix = ("conjugate", "resolve_conj") if impl.keyset & _CONJ_BIT else ("negative", "resolve_neg")
@@ -249,6 +252,9 @@ class Tensor:
         """The values on the host, the Conjugate/Negative bits applied (for printing and Python numbers)."""
         impl = self._impl
         if impl.keyset & _MATH_BITS:
+            if impl.keyset & _PY_BIT:
+                raise RuntimeError(f"a {type(self).__name__} (a tensor subclass dispatched in Python) has no values "
+                                   "to read here: unwrap it in its __torch_dispatch__")
             if impl.device.type == "meta":
                 raise NotImplementedError("Cannot copy out of meta tensor; no data!")
             # another device: the copy to the host (``_to_copy``) resolves the bits itself
@@ -370,7 +376,8 @@ def make_tensor(impl: TensorImpl, cls=Tensor) -> Tensor:
 
 _CONJ_BIT = 1 << int(_K.Conjugate)
 _NEG_BIT = 1 << int(_K.Negative)
-_MATH_BITS = _CONJ_BIT | _NEG_BIT
+_PY_BIT = 1 << int(_K.Python)       # a subclass with __torch_dispatch__: no values of its own to read
+_MATH_BITS = _CONJ_BIT | _NEG_BIT | _PY_BIT     # the keys the conversions must look at before reading the array
 
 
 def _resolved_array(impl):

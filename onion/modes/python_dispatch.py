@@ -10,8 +10,12 @@ The fallback, as PyTorch's:
   the call was already through those layers once;
 - hands the mode the arguments as PyTorch's ``__torch_dispatch__`` receives them: schema order,
   trailing positional defaults and default keyword-only values left out, a wrapped number back as its
-  Python number, int lists as lists, memory formats as ``onion.memory_format`` objects; ``types`` holds
+  Python number, int lists as lists, memory formats and layouts as their objects; ``types`` holds
   the argument types that override ``__torch_dispatch__`` (``()`` for plain tensors).
+
+While any mode is pushed, a tensor autograd saves as an output is also detached through the innermost
+mode when saved and when unpacked (``types`` the tensor's type), as PyTorch's ``shallow_copy_and_detach``
+asks the mode: make_fx records those ``detach`` nodes.
 """
 from __future__ import annotations
 
@@ -21,6 +25,7 @@ import warnings
 
 from ..autograd.graph import set_mode_detach
 from ..core.dispatch_key import AFTER_PYTHON, FULL, K, bit, mask_below
+from ..core.layout import layout as _layout
 from ..core.memory_format import memory_format as _memory_format
 from ..core.tensor import Tensor
 from ..core.tls import make_state, set_state, state
@@ -171,7 +176,7 @@ def _check_mode_type(tp) -> None:
     _CHECKED_MODE_TYPES.add(tp)
 
 
-_AS_LIST, _AS_FORMAT, _AS_NUMBER, _TENSORS = 1, 2, 3, 4
+_AS_LIST, _AS_FORMAT, _AS_NUMBER, _TENSORS, _AS_LAYOUT = 1, 2, 3, 4, 5
 _NUMBER_OF_CATEGORY = (bool, int, float, complex)
 _RET_ANY, _RET_TENSOR, _RET_TUPLE, _RET_LIST = 0, 1, 2, 3
 
@@ -193,6 +198,8 @@ class _Plan:
                 conv.append((i, _AS_LIST))
             elif t.base == "MemoryFormat":
                 conv.append((i, _AS_FORMAT))
+            elif t.base == "Layout":
+                conv.append((i, _AS_LAYOUT))
         self.convert = tuple(conv)
         self.num_positional = spec.num_positional
         self.defaults = tuple(spec.defaults)
@@ -251,7 +258,7 @@ def python_arguments(op, values, plan=None):
                     elif tp not in types:
                         types.append(tp)
         elif type(v) is str:
-            values[i] = _memory_format(v)
+            values[i] = _memory_format(v) if kind == _AS_FORMAT else _layout(v)
     # PyTorch's split: positional arguments up to the last one that differs from its default, then the
     # keyword-only ones that differ from theirs
     defaults = plan.defaults
@@ -349,6 +356,8 @@ def _python_fallback(op, ks, values):
     finally:
         set_state(st)
     if result is NotImplemented:
+        if types:       # PyTorch then asks the subclasses' __torch_dispatch__, the mode back on the stack
+            return SUBCLASS_DISPATCH[0](op, ks, values, mode=mode)
         raise _not_implemented(op, mode)
     return check_result(plan, result)
 
@@ -382,8 +391,16 @@ _PYTHON_BIT = bit(K.Python)
 
 
 def _no_mode(op, ks, values):
-    """The Python key without a mode (a subclass tensor carries it): passed on below Python."""
+    """The Python key without a mode: a subclass tensor carries it."""
+    return SUBCLASS_DISPATCH[0](op, ks, values)
+
+
+def _below_python(op, ks, values, mode=None):
     return op._handle.redispatch(ks & AFTER_PYTHON, *values)
+
+
+# how a subclass tensor's call is dispatched: onion/modes/subclasses.py installs its __torch_dispatch__ handling
+SUBCLASS_DISPATCH = [_below_python]
 
 
 class _DisableTorchDispatch:

@@ -87,6 +87,8 @@ PROGRAMS = {
     "tensor() and as_tensor() of data": lambda L, x: (L.tensor(3.0), L.tensor([1.0, 2.0]), L.as_tensor([1, 2])),
     "tensor() of a tensor": lambda L, x: L.tensor(x),
     "to(dtype), double()": lambda L, x: (x.to(L.float64), x.double()),
+    "to(device) passes the tensor's options": lambda L, x: x.to("meta"),
+    "layout given": lambda L, x: L.ones(2, layout=L.strided),
     "clone, contiguous": lambda L, x: (x.clone(), x.clone(memory_format=L.contiguous_format), x.contiguous()),
     "int lists as lists": lambda L, x: (x.view(3, 2), x.view(-1), x.permute(1, 0), x.expand(4, 2, 3),
                                         x.sum((0,)), x.mean([1])),

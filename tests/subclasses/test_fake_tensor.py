@@ -119,6 +119,27 @@ def test_results_are_fake_tensors_holding_no_data():
         y.numpy()
 
 
+def test_dispatch_keys_as_torch():
+    with _torch_fake().FakeTensorMode():
+        kt = str(torch._C._dispatch_keys(torch.ones(2)))
+    with FakeTensorMode():
+        ko = str(onion._C._dispatch_keys(onion.ones(2)))
+    assert ko == kt == "DispatchKeySet(CPU, Python, ADInplaceOrView, AutogradCPU, AutocastCPU, PythonTLSSnapshot)"
+
+
+def test_privateuse1_device():
+    """A fake tensor on the PrivateUse1 device needs no backend: the Meta kernels compute, the device is reported."""
+    with FakeTensorMode():
+        p = onion.ones(2, 3, device="privateuseone")
+        assert (type(p), p.device, p.shape) == (FakeTensor, onion.device("privateuseone"), (2, 3))
+        q = (p * onion.ones(())).sum(0)        # a CPU 0-dim tensor defers to the other device
+        assert q.device == onion.device("privateuseone") and q.shape == (3,)
+        assert p.to("cpu").device == onion.device("cpu")
+        with pytest.raises(FakeTensorDeviceMismatchError, match="found at least two devices, privateuseone and cpu!"):
+            p + onion.ones(2, 3)
+        assert "PrivateUse1" in str(onion._C._dispatch_keys(p))
+
+
 def test_repr_as_torch():
     tf = _torch_fake()
     cases = [lambda lib: lib.ones(2, dtype=lib.float64), lambda lib: lib.ones(2, dtype=lib.int64, device="meta"),
@@ -222,6 +243,31 @@ def test_from_tensor_memo_and_identity():
     assert mode.from_tensor(f) is f                        # a fake of this mode comes back as it is
     other = FakeTensorMode().from_tensor(f)
     assert other is not f and type(other) is FakeTensor and other.shape == (2,)
+
+
+def test_from_tensor_keeps_views_as_torch():
+    def run(lib, mode):
+        base = lib.ones(4, 5)
+        v, s = base.t(), base[1:, 2:]
+        fv, fs, fb = mode.from_tensor(v), mode.from_tensor(s), mode.from_tensor(base)
+        with mode:
+            fv.mul_(2)
+        return (fv._base is fb, fs._base is fb, fs.storage_offset(), fv.stride(), fv._version, fb._version,
+                fs.untyped_storage().nbytes())
+
+    assert run(onion, FakeTensorMode()) == run(torch, _torch_fake().FakeTensorMode())
+
+
+def test_fake_tensor_constructor_as_torch():
+    tf = _torch_fake()
+    tmode, omode = tf.FakeTensorMode(), FakeTensorMode()
+    ft = tf.FakeTensor(tmode, torch.empty(2, 3, device="meta").t(), torch.device("cpu"))
+    fo = FakeTensor(omode, onion.empty(2, 3, device="meta").t(), onion.device("cpu"))
+    assert _describe(("ok", fo)) == _describe(("ok", ft)) and fo.fake_mode is omode
+    with omode:
+        assert type(fo + 1) is FakeTensor
+    with pytest.raises(AssertionError, match="elem.device.type must be 'meta', got cpu"):
+        FakeTensor(omode, onion.ones(2), onion.device("cpu"))
 
 
 def test_autograd_on_fake_tensors():
@@ -353,3 +399,32 @@ def test_mlp_forward_backward_memory(capsys):
               f"fake {fake_peak / 2**20:.3f} MiB")
     assert real_peak > 8 * 2**20
     assert fake_peak < 0.02 * real_peak
+
+
+def _has_subclass_dispatch() -> bool:
+    try:
+        import onion.modes.subclasses  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+@pytest.mark.skipif(not _has_subclass_dispatch(), reason="needs the Python key's dispatch to tensor subclasses "
+                                                          "(onion.modes.subclasses)")
+@pytest.mark.parametrize("name", ["plus_number", "sum_view", "plus_real", "plus_real_0dim", "item", "backward"])
+def test_fake_tensors_outside_their_mode_as_torch(name):
+    """Outside ``with mode:`` an operator on a fake tensor runs under the tensor's own mode (FakeTensor's
+    ``__torch_dispatch__``), with the same refusals."""
+    cases = {
+        "plus_number": lambda lib, f: f + 1,
+        "sum_view": lambda lib, f: f.t().sum(0),
+        "plus_real": lambda lib, f: f + lib.ones(2, 3),
+        "plus_real_0dim": lambda lib, f: f + lib.tensor(1.0),
+        "item": lambda lib, f: f.sum().item(),
+        "backward": lambda lib, f: (f.requires_grad_(), (f * 2).sum().backward(), f.grad)[2],
+    }
+    tmode, omode = _torch_fake().FakeTensorMode(), FakeTensorMode()
+    rt = _outcome(lambda: cases[name](torch, tmode.from_tensor(torch.ones(2, 3))))
+    ro = _outcome(lambda: cases[name](onion, omode.from_tensor(onion.ones(2, 3))))
+    assert _describe(ro) == _describe(rt)
+    assert type(onion.ones(2)) is onion.Tensor        # no mode left behind

@@ -39,6 +39,12 @@ FAKE_KNOWN: dict = {
     "istft": "onion's istft checks the window's overlap-add by reading values and raises NotImplementedError on "
              "Meta; PyTorch's composite calls aten.equal, so its fake run raises DataDependentOutputException",
 }
+# differences seen only in the full sweep (other samples)
+FAKE_KNOWN_FULL: dict = {
+    "tensor_split": "onion's tensor_split reads a tensor of split indices through its array (int() of it), which a "
+                    "fake tensor lacks (TypeError); PyTorch's reads it with item(), so its fake run raises "
+                    "DataDependentOutputException",
+}
 
 
 def _dtype_name(dt) -> str:
@@ -157,7 +163,8 @@ def check_entry(entry, dtype, n_samples):
 
 
 def _report(entry, problems, strict_known=False):
-    if problems and entry.key not in FAKE_KNOWN:
+    known = FAKE_KNOWN if strict_known else {**FAKE_KNOWN, **FAKE_KNOWN_FULL}
+    if problems and entry.key not in known:
         pytest.fail(f"{entry.key}:\n  " + "\n  ".join(problems[:4]), pytrace=False)
     if strict_known and not problems and entry.key in FAKE_KNOWN:
         pytest.fail(f"{entry.key} is listed in FAKE_KNOWN ({FAKE_KNOWN[entry.key]}) but matches now", pytrace=False)
