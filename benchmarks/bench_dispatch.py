@@ -206,6 +206,10 @@ def _pass_through_mode(lib):
     return PassThrough()
 
 
+def _autocast_cpu(lib):
+    return lib.autocast("cpu")
+
+
 _pycache_dir = None
 
 
@@ -268,6 +272,7 @@ CASES = [
     Case("add 16M float32 (vs np.add)", 1.05, add_big, ref="numpy"),
     Case("cat 100 tensors, 1M float32", 1.5, cat_100),
     Case("a + b under a pass-through TorchDispatchMode", 1.5, add_operator, context=_pass_through_mode),
+    Case("mm 4x4 under autocast('cpu') (bfloat16)", 2.0, mm, context=_autocast_cpu),
     Case("import onion (s; ratio vs import torch)", 0.35, measure=measure_import, absolute=True, unit="s"),
 ]
 

@@ -131,6 +131,17 @@ def _load_all() -> None:
     BINDINGS.update(LINALG_FUNCTIONS)
     g.update(norm=norm)
     Tensor.norm = _tensor_norm
+    from . import amp, cpu
+    from .amp import autocast_mode as _am
+    g.update(amp=amp, cpu=cpu, autocast=_am.autocast, is_autocast_enabled=_am.is_autocast_enabled,
+             set_autocast_enabled=_am.set_autocast_enabled, get_autocast_dtype=_am.get_autocast_dtype,
+             set_autocast_dtype=_am.set_autocast_dtype, clear_autocast_cache=_am.clear_autocast_cache,
+             is_autocast_cache_enabled=_am.is_autocast_cache_enabled,
+             set_autocast_cache_enabled=_am.set_autocast_cache_enabled,
+             get_autocast_cpu_dtype=_am.get_autocast_cpu_dtype, get_autocast_gpu_dtype=_am.get_autocast_gpu_dtype,
+             is_autocast_cpu_enabled=_am.is_autocast_cpu_enabled,
+             autocast_increment_nesting=_am.autocast_increment_nesting,
+             autocast_decrement_nesting=_am.autocast_decrement_nesting)
     from .modes import subclasses as _subclasses, torch_function as _torch_function
     from ._generated import python_functions as _pf, tensor_methods as _tm
     _subclasses.install(Tensor)

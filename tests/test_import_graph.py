@@ -27,7 +27,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("over the dispatcher", ("onion.utils", "onion.modes", "onion._subclasses", "onion.fx", "onion.library",
                              "onion.amp", "onion.profiler", "onion.random")),
     ("_generated", ("onion._generated",)),
-    ("device modules", ("onion.cuda", "onion.dask")),
+    ("device modules", ("onion.cuda", "onion.cpu", "onion.dask")),
     ("public surface", ("onion", "onion._C", "onion.__main__", "onion.nn", "onion.optim")),
 ]
 

@@ -19,12 +19,13 @@ PKG = os.path.dirname(HERE)
 OUT = os.path.join(PKG, "_generated")
 YAML = os.path.join(PKG, "aten", "native_functions.yaml")
 DERIVATIVES = os.path.join(PKG, "aten", "derivatives.yaml")
+AUTOCAST_POLICY = os.path.join(PKG, "aten", "autocast_policy.yaml")
 HASH_FILE = os.path.join(OUT, "_inputs.sha256")
 LOCK_FILE = os.path.join(OUT, ".lock")
 
 
 def _inputs() -> list:
-    files = [YAML, DERIVATIVES]
+    files = [YAML, DERIVATIVES, AUTOCAST_POLICY]
     files += [os.path.join(HERE, f) for f in sorted(os.listdir(HERE)) if f.endswith(".py")]
     return files
 
@@ -112,6 +113,7 @@ def _locked(out_dir: str):
 def render(yaml_path: str = YAML) -> dict:
     """{file name: source} of every generated module (nothing is written)."""
     from .derivatives import gen_nodes, load_derivatives
+    from .gen_autocast import gen_autocast
     from .gen_autograd import gen_register_autograd
     from .gen_operators import gen_operators
     from .gen_pyi import gen_pyi
@@ -127,6 +129,9 @@ def render(yaml_path: str = YAML) -> dict:
     nodes_src, plans = gen_nodes(derivs)
     registrations = gen_registrations(fns, kernel_names(), ufunc_formulas())
     registrations["register_autograd.py"] = gen_register_autograd(fns, plans, derivs)
+    policy = os.path.join(os.path.dirname(yaml_path), "autocast_policy.yaml")    # none beside it: no kernels
+    if os.path.exists(policy):
+        registrations.update(gen_autocast(fns, policy))
     outputs = {
         "operators.py": gen_operators(fns),
         "autograd_nodes.py": nodes_src,

@@ -1,0 +1,226 @@
+"""GradScaler: loss scaling for low-precision training, with PyTorch's stages, inf checks and scale updates.
+
+PyTorch does the inf check and the scale update in two operators (``_amp_foreach_non_finite_check_and_unscale_``,
+``_amp_update_scale_``); onion does the same arithmetic here with ordinary onion operators (no such operators yet).
+"""
+from __future__ import annotations
+
+import warnings
+from enum import Enum
+
+from ..core.dtype import float16, float32, int32
+
+_READY, _UNSCALED, _STEPPED = 0, 1, 2
+
+
+class OptState(Enum):
+    READY = 0
+    UNSCALED = 1
+    STEPPED = 2
+
+
+def _refresh_per_optimizer_state() -> dict:
+    return {"stage": OptState.READY, "found_inf_per_device": {}}
+
+
+class GradScaler:
+    def __init__(self, device: str = "cuda", init_scale: float = 2.0**16, growth_factor: float = 2.0,
+                 backoff_factor: float = 0.5, growth_interval: int = 2000, enabled: bool = True):
+        self._device = device
+        self._enabled = enabled
+        if self._device == "cuda" and enabled:
+            from ..backends.cuda import AVAILABLE
+            if not AVAILABLE:
+                warnings.warn("onion.cuda.amp.GradScaler is enabled, but CUDA is not available.  Disabling.",
+                              stacklevel=2)
+                self._enabled = False
+        if self._enabled:
+            if growth_factor <= 1.0:
+                raise AssertionError("The growth factor must be > 1.0.")
+            if backoff_factor >= 1.0:
+                raise AssertionError("The backoff factor must be < 1.0.")
+            self._init_scale = init_scale
+            self._scale = None
+            self._growth_factor = growth_factor
+            self._backoff_factor = backoff_factor
+            self._growth_interval = growth_interval
+            self._init_growth_tracker = 0
+            self._growth_tracker = None
+            self._per_optimizer_states: dict = {}
+
+    def _lazy_init_scale_growth_tracker(self, dev) -> None:
+        from ..dispatch.ops import ops
+        self._scale = ops.aten.full.default((), self._init_scale, dtype=float32, device=dev)
+        self._growth_tracker = ops.aten.full.default((), self._init_growth_tracker, dtype=int32, device=dev)
+
+    def _check_scale_growth_tracker(self, funcname: str):
+        fix = "This may indicate your script did not use scaler.scale(loss or outputs) earlier in the iteration."
+        if self._scale is None:
+            raise AssertionError(f"Attempted {funcname} but _scale is None.  " + fix)
+        return self._scale, self._growth_tracker
+
+    def scale(self, outputs):
+        """``outputs`` multiplied by the scale (tensors, or lists/tuples of them)."""
+        if not self._enabled:
+            return outputs
+        from ..core.tensor import Tensor
+        if isinstance(outputs, Tensor):
+            if self._scale is None:
+                self._lazy_init_scale_growth_tracker(outputs.device)
+            return outputs * self._scale.to(device=outputs.device, non_blocking=True)
+
+        def apply_scale(val):
+            if isinstance(val, Tensor):
+                if self._scale is None:
+                    self._lazy_init_scale_growth_tracker(val.device)
+                return val * self._scale.to(device=val.device)
+            if isinstance(val, (list, tuple)):
+                return type(val)(apply_scale(v) for v in val)
+            raise ValueError("outputs must be a Tensor or an iterable of Tensors")
+        return apply_scale(outputs)
+
+    def _unscale_grads_(self, optimizer, inv_scale, found_inf, allow_fp16: bool) -> dict:
+        from ..autograd.grad_mode import no_grad
+        per_device: dict = {}
+        with no_grad():
+            for group in optimizer.param_groups:
+                for param in group["params"]:
+                    if param.grad is None:
+                        continue
+                    if (not allow_fp16) and param.grad.dtype == float16:
+                        raise ValueError("Attempting to unscale FP16 gradients.")
+                    dev = param.grad.device
+                    if dev not in per_device:
+                        per_device[dev] = found_inf.to(dev).clone()
+                    grad = param.grad
+                    if not bool(grad.isfinite().all()):
+                        per_device[dev].fill_(1.0)
+                    grad.mul_(inv_scale.to(dev))
+        return per_device
+
+    def unscale_(self, optimizer) -> None:
+        """Divide the optimizer's gradients by the scale (once per step), recording whether any was inf/nan."""
+        if not self._enabled:
+            return
+        self._check_scale_growth_tracker("unscale_")
+        state = self._per_optimizer_states.setdefault(id(optimizer), _refresh_per_optimizer_state())
+        if state["stage"] is OptState.UNSCALED:
+            raise RuntimeError("unscale_() has already been called on this optimizer since the last update().")
+        if state["stage"] is OptState.STEPPED:
+            raise RuntimeError("unscale_() is being called after step().")
+        inv_scale = self._scale.double().reciprocal().float()
+        found_inf = self._scale.new_full((), 0.0, dtype=float32)
+        state["found_inf_per_device"] = self._unscale_grads_(optimizer, inv_scale, found_inf, False)
+        state["stage"] = OptState.UNSCALED
+
+    def step(self, optimizer, *args, **kwargs):
+        """``optimizer.step()`` unless the gradients held an inf/nan (then skipped); unscales first if needed."""
+        if not self._enabled:
+            return optimizer.step(*args, **kwargs)
+        if "closure" in kwargs:
+            raise RuntimeError("Closure use is not currently supported if GradScaler is enabled.")
+        self._check_scale_growth_tracker("step")
+        state = self._per_optimizer_states.setdefault(id(optimizer), _refresh_per_optimizer_state())
+        if state["stage"] is OptState.STEPPED:
+            raise RuntimeError("step() has already been called since the last update().")
+        if state["stage"] is OptState.READY:
+            self.unscale_(optimizer)
+        if len(state["found_inf_per_device"]) == 0:
+            raise AssertionError("No inf checks were recorded for this optimizer.")
+        retval = None
+        if not sum(float(v.item()) for v in state["found_inf_per_device"].values()):
+            retval = optimizer.step(*args, **kwargs)
+        state["stage"] = OptState.STEPPED
+        return retval
+
+    def update(self, new_scale=None) -> None:
+        """Back the scale off after an inf/nan step, grow it after ``growth_interval`` clean ones."""
+        if not self._enabled:
+            return
+        from ..core.tensor import Tensor
+        _scale, _growth_tracker = self._check_scale_growth_tracker("update")
+        if new_scale is not None:
+            if isinstance(new_scale, float):
+                self._scale.fill_(new_scale)
+            else:
+                if not (isinstance(new_scale, Tensor) and new_scale.numel() == 1 and new_scale.dtype == float32
+                        and not new_scale.requires_grad):
+                    raise AssertionError("new_scale should be a float or a 1-element onion.FloatTensor "
+                                         "with requires_grad=False.")
+                self._scale.copy_(new_scale)
+        else:
+            found_infs = [f for s in self._per_optimizer_states.values()
+                          for f in s["found_inf_per_device"].values()]
+            if len(found_infs) == 0:
+                raise AssertionError("No inf checks were recorded prior to update.")
+            found = sum(float(f.item()) for f in found_infs)
+            if found:
+                _scale.mul_(self._backoff_factor)
+                _growth_tracker.fill_(0)
+            else:
+                successful = int(_growth_tracker.item()) + 1
+                if successful == self._growth_interval:
+                    grown = float(_scale.item()) * self._growth_factor
+                    if grown != float("inf"):
+                        _scale.fill_(grown)
+                    _growth_tracker.fill_(0)
+                else:
+                    _growth_tracker.fill_(successful)
+        self._per_optimizer_states = {}
+
+    def _get_scale_async(self):
+        return self._scale
+
+    def get_scale(self) -> float:
+        if not self._enabled:
+            return 1.0
+        return self._init_scale if self._scale is None else float(self._scale.item())
+
+    def get_growth_factor(self) -> float:
+        return self._growth_factor
+
+    def set_growth_factor(self, new_factor: float) -> None:
+        self._growth_factor = new_factor
+
+    def get_backoff_factor(self) -> float:
+        return self._backoff_factor
+
+    def set_backoff_factor(self, new_factor: float) -> None:
+        self._backoff_factor = new_factor
+
+    def get_growth_interval(self) -> int:
+        return self._growth_interval
+
+    def set_growth_interval(self, new_interval: int) -> None:
+        self._growth_interval = new_interval
+
+    def _get_growth_tracker(self) -> int:
+        if not self._enabled:
+            return 0
+        return self._init_growth_tracker if self._growth_tracker is None else int(self._growth_tracker.item())
+
+    def is_enabled(self) -> bool:
+        return self._enabled
+
+    def state_dict(self) -> dict:
+        if not self._enabled:
+            return {}
+        return {"scale": self.get_scale(), "growth_factor": self._growth_factor,
+                "backoff_factor": self._backoff_factor, "growth_interval": self._growth_interval,
+                "_growth_tracker": self._get_growth_tracker()}
+
+    def load_state_dict(self, state_dict: dict) -> None:
+        if not self._enabled:
+            return
+        if len(state_dict) == 0:
+            raise RuntimeError("The source state dict is empty, possibly because it was saved "
+                               "from a disabled instance of GradScaler.")
+        self._init_scale = state_dict["scale"]
+        if self._scale is not None:
+            self._scale.fill_(state_dict["scale"])
+        self._growth_factor = state_dict["growth_factor"]
+        self._backoff_factor = state_dict["backoff_factor"]
+        self._growth_interval = state_dict["growth_interval"]
+        self._init_growth_tracker = state_dict["_growth_tracker"]
+        if self._growth_tracker is not None:
+            self._growth_tracker.fill_(state_dict["_growth_tracker"])
