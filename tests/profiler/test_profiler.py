@@ -367,3 +367,19 @@ def test_cli_profile_writes_table_and_trace(tmp_path):
     json.loads((tmp_path / "out" / "train.trace.json").read_text())
     assert set(written) >= {"table", "trace"}
     assert main(["profile", str(tmp_path / "missing.py")]) == 2
+
+
+@pytest.mark.oracle
+def test_autocast_nesting_as_torch():
+    def tree(T):
+        a, b = T.ones(4, 4), T.ones(4, 4)
+        with T.profiler.profile() as prof:
+            with T.autocast("cpu"):
+                T.mm(a, b)
+
+        def walk(e):
+            if e.name in PYTORCH_INTERNAL - {"aten::to", "aten::_to_copy"} or e.name.startswith("numpy."):
+                return None
+            return (e.name, tuple(filter(None, (walk(c) for c in e.cpu_children))))
+        return [walk(e) for e in prof.events() if e.cpu_parent is None]
+    assert tree(onion) == tree(torch)
