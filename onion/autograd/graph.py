@@ -16,7 +16,6 @@ from ..core.creation_meta import check_view_unchanged
 from ..core.geometry import contiguous_strides
 from ..core.tls import state as _tls_state
 from ..core.tensor import Tensor, make_tensor
-from ..core.tensor_impl import TensorImpl
 from ..aten.at import at
 from .grad_mode import no_grad, enable_grad
 import re
@@ -218,21 +217,12 @@ def _non_overlapping_and_dense(sizes, strides) -> bool:
 def detach(t):
     """A new tensor sharing storage and version counter, outside the graph (not a view, as in PyTorch)."""
     impl = t._impl
-    d = TensorImpl(impl._array, impl.dtype, impl.device, impl.keyset)
-    d._vc = impl.version_counter()
-    if impl._storage is not None:
-        d._storage, d._offset = impl._storage, impl._offset
-        if type(t) is not Tensor:   # a subclass (its impl always has a storage): the alias keeps its class and
-            if impl._strides is not None:     # attributes (a wrapper's data)
-                d._strides = impl._strides
-            d._inference = impl._inference
-            out = make_tensor(d, type(t))
-            out.__dict__.update(t.__dict__)
-            return out
-    if impl._strides is not None:
-        d._strides = impl._strides
-    if impl._inference:
-        d._inference = True
+    d = impl.shallow_copy_and_detach()
+    if type(t) is not Tensor and impl._storage is not None:
+        # a subclass (its impl always has a storage): the alias keeps its class and attributes (a wrapper's data)
+        out = make_tensor(d, type(t))
+        out.__dict__.update(t.__dict__)
+        return out
     return make_tensor(d)
 
 

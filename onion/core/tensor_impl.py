@@ -109,6 +109,19 @@ class TensorImpl:
         self.storage()
         return self._offset
 
+    def shallow_copy_and_detach(self) -> "TensorImpl":
+        """A new impl over the same array, storage and version counter, outside any graph (PyTorch's name):
+        what ``detach`` and a saved output's alias are made of."""
+        d = TensorImpl(self._array, self.dtype, self.device, self.keyset)
+        d._vc = self.version_counter()
+        if self._storage is not None:
+            d._storage, d._offset = self._storage, self._offset
+        if self._strides is not None:
+            d._strides = self._strides
+        if self._inference:
+            d._inference = True
+        return d
+
     def version_counter(self) -> list:
         vc = self._vc
         if vc is None:

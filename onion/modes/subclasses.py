@@ -21,6 +21,7 @@ from ..core.storage import Storage
 from ..core.tensor import Tensor, make_tensor
 from ..core.tensor_impl import TensorImpl
 
+from .torch_function import _append_overloaded
 from .python_dispatch import SUBCLASS_DISPATCH, _plan_of, check_result, python_arguments
 
 PYTHON_KEYS = bit(K.Python) | bit(K.PythonTLSSnapshot)
@@ -73,19 +74,6 @@ def _wrap(impl, cls):
     return make_tensor(impl, cls)
 
 
-def _alias_impl(impl) -> TensorImpl:
-    """A new impl over the same array, storage and version counter (``detach``'s shallow copy)."""
-    d = TensorImpl(impl._array, impl.dtype, impl.device, impl.keyset)
-    d._vc = impl.version_counter()
-    if impl._storage is not None:
-        d._storage, d._offset = impl._storage, impl._offset
-    if impl._strides is not None:
-        d._strides = impl._strides
-    if impl._inference:
-        d._inference = True
-    return d
-
-
 def _make_subclass(cls, data, require_grad=False, *, dispatch_sizes_strides_policy=None,
                    dispatch_device=False, dispatch_layout=False):
     """A ``cls`` tensor sharing ``data``'s memory, outside autograd's graph (a leaf)."""
@@ -99,7 +87,7 @@ def _make_subclass(cls, data, require_grad=False, *, dispatch_sizes_strides_poli
     impl = data._impl
     if require_grad and not (impl.dtype.is_floating_point or impl.dtype.is_complex):
         raise RuntimeError("Only Tensors of floating point and complex dtype can require gradients")
-    new = _alias_impl(impl)
+    new = impl.shallow_copy_and_detach()
     t = _wrap(new, cls)
     new.requires_grad = require_grad
     return t
@@ -109,7 +97,7 @@ def as_subclass(self, cls):
     """``self`` as a ``cls`` tensor: the same memory, and still in autograd's graph (an alias view)."""
     _check_tensor_class(cls, "as_subclass")
     from ..dispatch.ops import ops
-    alias = ops.aten.alias.default(self) if self._impl.requires_grad else make_tensor(_alias_impl(self._impl))
+    alias = ops.aten.alias.default(self) if self._impl.requires_grad else make_tensor(self._impl.shallow_copy_and_detach())
     return _wrap(alias._impl, cls)
 
 
@@ -178,17 +166,8 @@ def _overloaded_tensors(values) -> list:
 
     def add(x):
         tp = type(x)
-        if tp is Tensor or not has_torch_dispatch(tp):
-            return
-        for o in out:
-            if type(o) is tp:
-                return
-        at = len(out)
-        for i, o in enumerate(out):
-            if issubclass(tp, type(o)):
-                at = i
-                break
-        out.insert(at, x)
+        if tp is not Tensor and has_torch_dispatch(tp):
+            _append_overloaded(x, out)
 
     for v in values:
         if isinstance(v, Tensor):

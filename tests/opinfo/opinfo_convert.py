@@ -8,6 +8,7 @@ bits reinterpreted by ml_dtypes), never through onion's own printing or conversi
 from __future__ import annotations
 
 import types
+import warnings
 
 import numpy as np
 import torch
@@ -135,3 +136,19 @@ def names_torch(fn) -> bool:
         if getattr(v, "__module__", "") and str(getattr(v, "__module__", "")).startswith("torch"):
             return True
     return False
+
+
+def run(fn, *args, seed=None, **kwargs):
+    """("ok", result) or ("err", exception) of one call, warnings silenced; both libraries seeded alike first
+    when ``seed`` is given (onion draws PyTorch's CPU stream)."""
+    if seed is not None:
+        torch.manual_seed(seed)
+        onion.manual_seed(seed)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return "ok", fn(*args, **kwargs)
+    except Unconvertible:
+        raise
+    except Exception as e:  # noqa: BLE001 - the outcome is compared with PyTorch's
+        return "err", e

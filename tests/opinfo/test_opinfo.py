@@ -30,7 +30,7 @@ import pytest
 torch = pytest.importorskip("torch")
 
 import onion  # noqa: E402
-from opinfo_convert import (Unconvertible, onion_values, to_onion, torch_values,  # noqa: E402
+from opinfo_convert import (Unconvertible, onion_values, run, to_onion, torch_values,  # noqa: E402
                             _ONION_DTYPES)
 from opinfo_entries import entries, entry_is_seeded, torch_excludes  # noqa: E402
 from opinfo_known import KNOWN, KNOWN_FULL  # noqa: E402
@@ -136,20 +136,6 @@ def to_torch_meta(x, memo):
 
 # Random operators: both libraries are seeded alike before every call (onion draws PyTorch's CPU stream).
 SEED = 42
-
-
-def run(fn, *args, seed=None, **kwargs):
-    if seed is not None:
-        torch.manual_seed(seed)
-        onion.manual_seed(seed)
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            return "ok", fn(*args, **kwargs)
-    except Unconvertible:
-        raise
-    except Exception as e:  # noqa: BLE001 - the outcome is compared with PyTorch's
-        return "err", e
 
 
 def compare_outcomes(ro, rt, where: str) -> None:

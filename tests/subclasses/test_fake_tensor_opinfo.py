@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import os
 import sys
-import warnings
 
 import pytest
 
@@ -20,7 +19,7 @@ import onion  # noqa: E402
 import onion.utils._pytree as pytree  # noqa: E402
 from onion._subclasses.fake_tensor import (DataDependentOutputException, DynamicOutputShapeException,  # noqa: E402
                                            FakeTensor, FakeTensorMode)
-from opinfo_convert import Unconvertible, _ONION_DTYPES, to_onion  # noqa: E402
+from opinfo_convert import Unconvertible, _ONION_DTYPES, run, to_onion  # noqa: E402
 from opinfo_entries import entries, entry_is_seeded  # noqa: E402
 from torch._subclasses import fake_tensor as tft  # noqa: E402
 
@@ -66,20 +65,6 @@ FULL_CASES = [(e, dt) for e in ENTRIES for dt in e.dtypes
                                                              "complex128")]
 
 
-def _run(fn, *args, seed=None, **kwargs):
-    if seed is not None:
-        torch.manual_seed(seed)
-        onion.manual_seed(seed)
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            return "ok", fn(*args, **kwargs)
-    except Unconvertible:
-        raise
-    except Exception as e:  # noqa: BLE001 - the outcome is compared
-        return "err", e
-
-
 def _torch_fake_outcome(fn, sample, seed):
     """PyTorch's FakeTensorMode on the sample: ('ok', result), ('err', exception)."""
     mode = tft.FakeTensorMode()
@@ -89,7 +74,7 @@ def _torch_fake_outcome(fn, sample, seed):
     except Exception as e:  # noqa: BLE001
         return "err", e
     with mode:
-        return _run(fn, inp, *args, seed=seed, **kwargs)
+        return run(fn, inp, *args, seed=seed, **kwargs)
 
 
 def _flat(x):
@@ -132,11 +117,11 @@ def check_entry(entry, dtype, n_samples):
                                       to_onion(s.kwargs, memo=memo))
         except Unconvertible:
             continue
-        real = _run(fn_o, o_in, *o_args, seed=seed, **o_kwargs)
+        real = run(fn_o, o_in, *o_args, seed=seed, **o_kwargs)
         mode = FakeTensorMode()
         f_in, f_args, f_kwargs = pytree.tree_map_only(onion.Tensor, mode.from_tensor, (o_in, o_args, o_kwargs))
         with mode:
-            fake = _run(fn_o, f_in, *f_args, seed=seed, **f_kwargs)
+            fake = run(fn_o, f_in, *f_args, seed=seed, **f_kwargs)
         tfake = _torch_fake_outcome(fn_t, s, seed)
         ran += 1
         t_dd = _DATA_DEPENDENT.get(type(tfake[1])) if tfake[0] == "err" else None

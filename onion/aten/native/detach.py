@@ -8,20 +8,10 @@ sees the new tensor (PyTorch's FakeTensorMode turns it into a fake one there).
 from __future__ import annotations
 
 from ...core.tensor import make_tensor
-from ...core.tensor_impl import TensorImpl
 
 
 def detach(self):
-    impl = self._impl
-    d = TensorImpl(impl._array, impl.dtype, impl.device, impl.keyset)
-    d._vc = impl.version_counter()
-    if impl._storage is not None:
-        d._storage, d._offset = impl._storage, impl._offset
-    if impl._strides is not None:
-        d._strides = impl._strides
-    if impl._inference:
-        d._inference = True
-    return make_tensor(d)
+    return make_tensor(self._impl.shallow_copy_and_detach())
 
 
 def lift_fresh(self):
