@@ -69,7 +69,10 @@ def _load_all() -> None:
     from .dispatch.default_fallbacks import register_default_fallbacks
     from .modes.python_dispatch import register_python_fallback
     g = globals()
-    g["_FALLBACK_LIBS"] = (register_default_fallbacks(), register_python_fallback())
+    from .autograd.autograd_fallback import register_autograd_fallback
+    default_lib = register_default_fallbacks()
+    register_autograd_fallback(default_lib)
+    g["_FALLBACK_LIBS"] = (default_lib, register_python_fallback())
     import importlib
     from ._generated import REGISTRATIONS, operators  # noqa: F401
     from .backends import BACKENDS

@@ -3,15 +3,16 @@
 Precedence for a runtime key, as PyTorch's OperatorEntry: a direct kernel;
 CompositeExplicitAutogradNonFunctional then CompositeExplicitAutograd for
 backend keys; CompositeImplicitAutograd for backend keys and for autograd keys
-whose backend has no kernel of its own; the ``Autograd`` alias; the key's
-boxed backend fallback; else nothing (a clear error at call time).
+whose backend has no kernel of its own (ambiguous at AutogradOther when a
+backend sharing it has one); the ``Autograd`` alias; the key's boxed backend
+fallback; else nothing (a clear error at call time).
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..core.dispatch_key import (AUTOGRAD_KEYS, BACKEND_KEYS, BACKEND_OF_AUTOGRAD,
-                                 RUNTIME_KEYS, K)
+from ..core.dispatch_key import (ALIAS_COVERS, AUTOGRADOTHER_BACKENDS, NUM_RUNTIME_KEYS, RUNTIME_KEYS, K,
+                                 backend_mask_of_autograd)
 
 
 class _Fallthrough:
@@ -36,6 +37,8 @@ class KernelRegistration:
     debug: str
     boxed: bool = False
     owner: object = None
+    adapt: object = None      # handle -> fn: a user's kernel, adapted again when the operator's schema arrives
+    inferred: str = ""        # the schema a typed kernel implies ("(Tensor _0) -> Tensor _0"), checked at define
 
     @property
     def is_fallthrough(self) -> bool:
@@ -44,7 +47,8 @@ class KernelRegistration:
 
 @dataclass
 class TableEntry:
-    """The kernel a runtime key resolves to, and why (for traces and dumps)."""
+    """The kernel a runtime key resolves to, and why (PyTorch's words: ``kernel``, ``default backend kernel``,
+    ``math kernel``, ``autograd kernel``, ``backend fallback``...), for traces and dumps."""
 
     fn: object
     reason: str
@@ -55,38 +59,60 @@ class TableEntry:
         return self.fn is FALLTHROUGH
 
 
-_BACKEND_SET = frozenset(BACKEND_KEYS)
-_AUTOGRAD_SET = frozenset(AUTOGRAD_KEYS)
+def _ambiguous_autogradother(ks, *args):
+    raise RuntimeError(
+        "This operator has a CompositeImplicitAutograd kernel and a kernel for a backend that shares the "
+        "AutogradOther key (quantized, sparse, mkldnn, ...). At AutogradOther the dispatcher cannot tell which "
+        "one should run, so it runs neither: register a kernel for AutogradOther (or the Autograd alias) that "
+        "says how to differentiate it, or run it without autograd (onion.inference_mode()).")
+
+
+AMBIGUOUS_AUTOGRADOTHER = KernelRegistration(K.AutogradOther, _ambiguous_autogradother, "ambiguous_autogradother")
+
+
+def _covers(alias: K, key: K) -> bool:
+    return key is K.Undefined or bool(ALIAS_COVERS[alias] >> int(key) & 1)
 
 
 def compute_entry(key: K, kernels: dict, fallbacks: dict, adapt_fallback) -> TableEntry | None:
-    """The entry for one runtime key; ``kernels`` maps a key to its newest registration."""
+    """The entry for one runtime key (or ``Undefined``: no tensor to dispatch on), with PyTorch's
+    precedence and its names for why (``kernel``, ``math kernel``, ``backend fallback``...); ``kernels``
+    maps a key to its newest registration."""
     reg = kernels.get(key)
     if reg is not None:
-        return TableEntry(reg.fn, f"kernel registered for {key.name}", reg)
-    if key in _BACKEND_SET:
-        for alias in (K.CompositeExplicitAutogradNonFunctional, K.CompositeExplicitAutograd):
-            reg = kernels.get(alias)
-            if reg is not None:
-                return TableEntry(reg.fn, f"{alias.name} kernel (alias covering {key.name})", reg)
-    if key in _BACKEND_SET or key in _AUTOGRAD_SET:
-        reg = kernels.get(K.CompositeImplicitAutograd)
-        if reg is not None:
-            use = True
-            if key in _AUTOGRAD_SET:
-                backend = BACKEND_OF_AUTOGRAD.get(key)
-                has_own = (backend is not None and backend in kernels) or K.CompositeExplicitAutograd in kernels
-                use = not has_own
-            if use:
-                return TableEntry(reg.fn, f"CompositeImplicitAutograd kernel (alias covering {key.name})", reg)
-    if key in _AUTOGRAD_SET:
-        reg = kernels.get(K.Autograd)
-        if reg is not None:
-            return TableEntry(reg.fn, f"Autograd kernel (alias covering {key.name})", reg)
+        return TableEntry(reg.fn, "kernel", reg)
+    for alias in (K.CompositeExplicitAutogradNonFunctional, K.CompositeExplicitAutograd):
+        reg = kernels.get(alias)
+        if reg is not None and _covers(alias, key):
+            return TableEntry(reg.fn, "default backend kernel", reg)
+    if key is K.Undefined:
+        has_backend_kernel = False
+    else:
+        own = backend_mask_of_autograd(key)
+        has_backend_kernel = (K.CompositeExplicitAutograd in kernels
+                              or (own and any(int(k) < NUM_RUNTIME_KEYS and own >> int(k) & 1 for k in kernels)))
+    reg = kernels.get(K.CompositeImplicitAutogradNestedTensor)
+    if reg is not None and _covers(K.CompositeImplicitAutogradNestedTensor, key):
+        return TableEntry(reg.fn, "nested kernel", reg)
+    reg = kernels.get(K.CompositeImplicitAutograd)
+    if reg is not None and _covers(K.CompositeImplicitAutograd, key):
+        if key is K.AutogradOther and any(int(k) < NUM_RUNTIME_KEYS and AUTOGRADOTHER_BACKENDS >> int(k) & 1
+                                          for k in kernels):
+            return TableEntry(AMBIGUOUS_AUTOGRADOTHER.fn, "ambiguous autogradother", AMBIGUOUS_AUTOGRADOTHER)
+        if not has_backend_kernel:
+            return TableEntry(reg.fn, "math kernel", reg)
+    if key is K.Undefined:
+        return None
+    reg = kernels.get(K.Autograd)
+    if reg is not None and _covers(K.Autograd, key):
+        return TableEntry(reg.fn, "autograd kernel", reg)
+    reg = kernels.get(K.FuncTorchBatchedDecomposition)
+    if reg is not None and _covers(K.FuncTorchBatchedDecomposition, key):
+        return TableEntry(reg.fn, "batched kernel", reg)
     fb = fallbacks.get(key)
     if fb is not None:
         fn = fb.fn if fb.fn is FALLTHROUGH else adapt_fallback(fb)
-        return TableEntry(fn, f"backend fallback for {key.name}", fb)
+        return TableEntry(fn, "backend fallback", fb)
     return None
 
 

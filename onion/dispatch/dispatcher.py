@@ -21,7 +21,8 @@ class Dispatcher:
     """Singleton registry: ``ops`` by qualified name, ``fallbacks`` by key."""
 
     def __init__(self):
-        self.ops: dict[str, OperatorHandle] = {}
+        self.ops: dict[str, OperatorHandle] = {}              # defined operators
+        self.undefined_ops: dict[str, OperatorHandle] = {}    # kernels registered, no definition (yet)
         self.fallbacks: dict[K, KernelRegistration] = {}
         self._fallback_stack: dict[K, list] = {}
         self.trace_level = _trace_level_from_env()
@@ -41,7 +42,13 @@ class Dispatcher:
                 f"Tried to register an operator ({schema}) with the same name and overload name multiple "
                 f"times. Each overload's schema should only be registered with a single call to def(). "
                 f"Duplicate registration: {debug}. Original registration: {self.ops[qname].debug}")
-        handle = OperatorHandle(self, schema, debug)
+        handle = self.undefined_ops.get(qname)
+        if handle is None:
+            handle = OperatorHandle(self, schema, debug)
+        else:
+            handle.set_schema(schema, debug)      # raises, changing nothing, if a kernel's signature disagrees
+            del self.undefined_ops[qname]
+            handle.recompute()
         handle.tags = tuple(tags)
         self.ops[qname] = handle
         for cb in self.on_new_operator:
@@ -49,18 +56,41 @@ class Dispatcher:
         return handle
 
     def undefine(self, handle: OperatorHandle) -> None:
-        self.ops.pop(handle.qualified_name, None)
+        """Remove the definition; an operator that still has kernels keeps its entry, without a schema."""
+        if self.ops.get(handle.qualified_name) is not handle:
+            return
+        del self.ops[handle.qualified_name]
         for cb in self.on_new_operator:
             cb(handle, removed=True)
+        handle.clear_schema()
+        if handle.kernels:
+            self.undefined_ops[handle.qualified_name] = handle
+
+    def find_or_register_name(self, qualified_name: str) -> OperatorHandle:
+        """The entry kernels are registered into: the defined operator, or one waiting for its ``define``."""
+        h = self.ops.get(qualified_name)
+        if h is None:
+            h = self.undefined_ops.get(qualified_name)
+            if h is None:
+                h = self.undefined_ops[qualified_name] = OperatorHandle(self, None, "", qualified_name)
+        return h
+
+    def forget_if_unused(self, handle: OperatorHandle) -> None:
+        """An entry without a schema whose last kernel went away disappears (PyTorch's cleanup)."""
+        if not handle.has_schema and not handle.kernels:
+            self.undefined_ops.pop(handle.qualified_name, None)
 
     def find(self, qualified_name: str) -> OperatorHandle | None:
         return self.ops.get(qualified_name)
 
+    def find_any(self, qualified_name: str) -> OperatorHandle | None:
+        """A defined operator or an entry that has only kernels so far (for dumps)."""
+        return self.ops.get(qualified_name) or self.undefined_ops.get(qualified_name)
+
     def find_or_raise(self, qualified_name: str) -> OperatorHandle:
         h = self.ops.get(qualified_name)
         if h is None:
-            raise RuntimeError(f"Could not find schema for {qualified_name}: no operator named "
-                               f"'{qualified_name}' has been defined")
+            raise RuntimeError(f"Could not find schema for {qualified_name}")
         return h
 
     def overloads_of(self, name: str) -> list:
@@ -89,6 +119,8 @@ class Dispatcher:
         else:
             self.fallbacks.pop(key, None)
         for h in self.ops.values():
+            h.recompute()
+        for h in self.undefined_ops.values():
             h.recompute()
 
     # --- tracing ------------------------------------------------------------------

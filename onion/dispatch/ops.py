@@ -68,7 +68,8 @@ class OpOverload:
     def has_kernel_for_dispatch_key(self, key) -> bool:
         k = DispatchKey[key] if isinstance(key, str) else key
         e = self._handle.table[int(k)] if int(k) < len(self._handle.table) else None
-        return self._handle.has_kernel_for(k) or (e is not None and not e.is_fallthrough)
+        return self._handle.has_kernel_for(k) or (e is not None and not e.is_fallthrough
+                                                  and e.reason != "backend fallback")
 
     def __repr__(self):
         return f"<OpOverload(op='{self.namespace}.{self._opname}', overload='{self._overloadname}')>"
@@ -166,7 +167,10 @@ ops = _Ops()
 
 def _on_operator(handle, removed: bool = False) -> None:
     ns, _, base = handle.name.partition("::")
-    space = getattr(ops, ns)
+    space = ops.__dict__.get(ns)          # not getattr: a namespace may look like a dunder (``__test1__``)
+    if space is None:
+        space = _OpNamespace(ns)
+        setattr(ops, ns, space)
     packet = space.__dict__.get(base)
     if removed:
         if packet is not None and handle.opoverload is not None:

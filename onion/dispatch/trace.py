@@ -40,7 +40,8 @@ def traced_kernel(op, fn, key: int, entry, ks: int, redispatch: bool, level: int
             skipped = [k.name for k in keys_of(ks_ & op.skip_mask) if int(k) > key]
             if skipped:
                 out.write(f"{pad}  skipped as fallthrough: {', '.join(skipped)}\n")
-            where = f" ({entry.registration.debug})" if entry.registration is not None else ""
+            reg = entry.registration
+            where = f" ({reg.key.name}, {reg.debug})" if reg is not None else ""
             declared = f", declared at {op.source}" if op.source else ""
             out.write(f"{pad}  chosen: {entry.reason}{where}{declared}\n")
         _depth.n = getattr(_depth, "n", 0) + 1

@@ -24,7 +24,7 @@ import inspect
 import warnings
 
 from ..autograd.graph import set_mode_detach
-from ..core.dispatch_key import AFTER_PYTHON, FULL, K, bit, mask_below
+from ..core.dispatch_key import AFTER_PYTHON, K, bit, mask_below
 from ..core.layout import layout as _layout
 from ..core.memory_format import memory_format as _memory_format
 from ..core.tensor import Tensor
@@ -35,7 +35,8 @@ from ..dispatch.library import Library
 PYTHON_KEYS = bit(K.Python) | bit(K.PythonTLSSnapshot)
 # every key above Python: excluded while a mode's ``__torch_dispatch__`` runs (PyTorch 2.13 excludes the
 # math bits too: a Conjugate tensor is resolved above Python, so the mode sees that ``clone``)
-ABOVE_PYTHON = FULL & ~mask_below(int(K.Python) + 1)
+# (up to PreDispatch: PythonDispatcher stays, as in PyTorch)
+ABOVE_PYTHON = mask_below(K.PythonDispatcher) & ~mask_below(int(K.Python) + 1)
 
 
 # --- the stack ---------------------------------------------------------------------------------------

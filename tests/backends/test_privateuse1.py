@@ -68,7 +68,7 @@ def toy():
 def test_factories_ops_and_views_run_on_a_new_backend(toy):
     a = onion.ones(2, 3, device=toy)
     b = onion.arange(6.0, device=toy).reshape(2, 3)
-    assert str(onion._C._dispatch_key_set(a)) == "DispatchKeySet(PrivateUse1, ADInplaceOrView, AutogradPrivateUse1)"
+    assert str(onion._C._dispatch_key_set(a)) == "DispatchKeySet(PrivateUse1, ADInplaceOrView, AutogradPrivateUse1, AutocastPrivateUse1)"
     c = a + b * 2
     assert c.device == toy and c.dtype is onion.float32
     assert c.cpu().tolist() == [[1.0, 3.0, 5.0], [7.0, 9.0, 11.0]]

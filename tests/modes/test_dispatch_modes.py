@@ -13,6 +13,7 @@ import pytest
 
 import onion
 from onion._C import DispatchKey
+from onion.core.dispatch_key import BACKEND_NAMES
 from onion.utils._mode_utils import no_dispatch
 from onion.utils._python_dispatch import (TorchDispatchMode, _disable_current_modes, _get_current_dispatch_mode,
                                           _get_current_dispatch_mode_stack, _pop_mode, _pop_mode_temporarily,
@@ -162,7 +163,7 @@ def _dispatch_keys_named(lib, names):
 
 @pytest.mark.oracle
 def test_keys_above_python_excluded_while_the_mode_runs():
-    names = [k.name for k in DispatchKey if int(k) < 100]
+    names = [k.name for k in DispatchKey if int(k) < 100 and hasattr(torch._C.DispatchKey, k.name)]
     seen = {}
     for lib in (onion, torch):
         base = _mode_base(lib)
@@ -176,7 +177,7 @@ def test_keys_above_python_excluded_while_the_mode_runs():
         with Keys():
             lib.ones(2, requires_grad=True) * 2
     # PyTorch's exclude set holds the Autograd functionality without backend bits: compare at that level
-    per_backend = ("AutogradCPU", "AutogradCUDA", "AutogradPrivateUse1", "AutogradMeta")
+    per_backend = tuple(n for n in names if n.startswith("Autograd") and n[len("Autograd"):] in BACKEND_NAMES)
     assert all(k in seen["onion"][0] for k in per_backend)
     assert [k for k in seen["onion"][0] if k not in per_backend] == seen["torch"][0]
     assert seen["onion"][1] == seen["torch"][1]
