@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import re
 import weakref
 
 from ..backends.meta import MetaArray
@@ -280,9 +281,13 @@ class FakeTensorMode(TorchDispatchMode):
             v.requires_grad, v._inference = False, False
             v._base, v._base_tensor = bimpl, fbase
             v._storage, v._offset, v._vc = bimpl.storage(), offset, bimpl.version_counter()
+            if not arr.size:
+                v._strides = strides
             return self._wrap_impl(v)
         fimpl = _fake_impl_like(arr, dt, impl.device, impl.requires_grad)
         fimpl._storage, fimpl._offset = meta.storage_of(arr, META)
+        if not arr.size:    # an empty tensor's strides are kept as given, not read back from its array
+            fimpl._strides = strides
         if impl.is_wrapped_number:      # keeps its place in type promotion
             fimpl.is_wrapped_number = True
             fimpl.wrapped_value = impl.wrapped_value
@@ -353,6 +358,11 @@ class FakeTensorMode(TorchDispatchMode):
         if "data_dependent_output" in tags:
             raise DataDependentOutputException(func)
 
+        if not _has_meta(func):     # no Meta kernel: the device's own kernel on zeros, where PyTorch allows it
+            if not self._can_run_unsafe_fallback(func):
+                raise UnsupportedOperatorException(func)
+            return _run_fallback_kernel(self, func, args, kwargs, UnsupportedOperatorException(func))
+
         device_kw = _has_device_arg(func)
         if fakes and name in _MULTI_DEVICE_FNS:
             out_device = args[0]._impl.device if isinstance(args[0], Tensor) else fakes[0]._impl.device
@@ -377,7 +387,16 @@ class FakeTensorMode(TorchDispatchMode):
             with ExcludeDispatchKeyGuard(_PYTHON_KEYS):
                 out = func(*args, **kwargs)
         except NotImplementedError as e:
-            if "with arguments from the 'Meta' backend" in str(e):   # no Meta kernel: PyTorch's exception
+            inner = _missing_meta_operator(e)
+            if inner is not None and inner != name:
+                # the Meta kernel needed the value of an operator that reads data (istft's aten::equal): PyTorch's
+                # composite calls it on fake tensors, which raises for data-dependent operators
+                op = _overload_of(inner)
+                if op is not None and "data_dependent_output" in op.tags:
+                    raise DataDependentOutputException(op) from e
+                if op is not None and "dynamic_output_shape" in op.tags:
+                    raise DynamicOutputShapeException(op) from e
+            if inner is not None:
                 raise UnsupportedOperatorException(func) from e
             raise
         finally:
@@ -388,6 +407,13 @@ class FakeTensorMode(TorchDispatchMode):
             if t._impl.version == v:
                 t._impl.bump_version()
         return self._wrap_outputs(out, fakes, out_device)
+
+    # operators of these namespaces may run their device kernel on zeros when they have no Meta kernel
+    _can_run_unsafe_fallback_allowed_namespaces = ("debugprims", "prims", "aten")
+
+    def _can_run_unsafe_fallback(self, func) -> bool:
+        return self.allow_fallback_kernels and getattr(func, "namespace", None) in \
+            self._can_run_unsafe_fallback_allowed_namespaces
 
     def _wrap_outputs(self, out, fakes, out_device):
         by_impl = {id(x._impl): x for x in fakes}
@@ -410,6 +436,69 @@ class FakeTensorMode(TorchDispatchMode):
         if isinstance(out, Tensor):
             return wrap(out)
         return pytree.tree_map(wrap, out)
+
+
+def _has_meta(func) -> bool:
+    """The operator has a kernel for the Meta key (its own, or a composite's)."""
+    check = getattr(func, "has_kernel_for_dispatch_key", None)
+    return check is None or check(K.Meta)
+
+
+_MISSING_KERNEL = re.compile(r"Could not run '([^']+)' with arguments from the 'Meta' backend")
+
+
+def _missing_meta_operator(e) -> str | None:
+    """The operator a dispatcher error says has no Meta kernel (``aten::equal``), or None."""
+    m = _MISSING_KERNEL.search(str(e))
+    return m.group(1) if m else None
+
+
+def _overload_of(qualified: str):
+    from ..dispatch.ops import ops
+    ns, _, rest = qualified.partition("::")
+    opname, _, overload = rest.partition(".")
+    try:
+        return getattr(getattr(getattr(ops, ns), opname), overload or "default")
+    except AttributeError:
+        return None
+
+
+def _run_fallback_kernel(mode, func, args, kwargs, error):
+    """PyTorch's fallback for an operator without a Meta kernel: its kernel for the fake tensors' device runs on
+    real zero-filled tensors of their geometry, and the results are made fake (an input given back is that
+    fake input; a result sharing an input's memory cannot be expressed, so the operator stays unsupported)."""
+    from ..dispatch.ops import ops
+    if "inplace_view" in getattr(func, "tags", ()):
+        raise error
+    flat, spec = pytree.tree_flatten((args, kwargs))
+    inputs = {}
+    storages = set()
+    with ExcludeDispatchKeyGuard(_PYTHON_KEYS):
+        for i, x in enumerate(flat):
+            if isinstance(x, Tensor) and _owner(x) is mode:
+                impl = x._impl
+                real = ops.aten.empty_strided.default(list(impl._array.shape), list(impl.strides), dtype=impl.dtype,
+                                                      device=impl.device)
+                real.zero_()
+                inputs[id(real)] = x
+                flat[i] = real
+        for x in flat:
+            if isinstance(x, Tensor):
+                storages.add(id(x._impl.storage()))
+        a, kw = pytree.tree_unflatten(flat, spec)
+        out = func(*a, **kw)
+
+    def to_fake(e):
+        if not isinstance(e, Tensor):
+            return e
+        same = inputs.get(id(e))
+        if same is not None:
+            return same
+        if id(e._impl.storage()) in storages:
+            raise error
+        return mode.from_tensor(e)
+
+    return pytree.tree_map(to_fake, out)
 
 
 def _foreign_subclass(t) -> bool:

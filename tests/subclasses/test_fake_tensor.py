@@ -98,6 +98,21 @@ SCENARIOS = {
     "bool": lambda lib, m: bool(lib.ones(())),
     "equal": lambda lib, m: lib.equal(lib.ones(2), lib.ones(2)),
     "allclose": lambda lib, m: lib.allclose(lib.ones(2), lib.ones(2)),
+    # operators without a Meta kernel: their CPU kernel on zeros (PyTorch's fallback kernels)
+    "geqrf": lambda lib, m: lib.geqrf(lib.randn(2, 5, 3)),
+    "geqrf_empty_batch": lambda lib, m: lib.geqrf(lib.randn(0, 2, 5)),
+    "histogram": lambda lib, m: lib.histogram(lib.randn(10), 5, weight=lib.rand(10), density=True),
+    "histogram_bins_tensor": lambda lib, m: lib.histogram(lib.randn(10), lib.tensor([0., 1., 3.])),
+    "histogramdd": lambda lib, m: lib.histogramdd(lib.randn(10, 2), [3, 4]),
+    "histogramdd_bin_tensors": lambda lib, m: lib.histogramdd(lib.randn(10, 2), [lib.ones(3), lib.ones(2)]),
+    # composites that read no values under the mode
+    "quantile": lambda lib, m: lib.quantile(lib.randn(4, 10), lib.tensor([0.2, 0.5]), dim=1, keepdim=True),
+    "quantile_scalar": lambda lib, m: lib.quantile(lib.randn(4, 10), 0.3, dim=0),
+    "nanquantile": lambda lib, m: lib.nanquantile(lib.randn(10), lib.tensor(0.5)),
+    "unravel_index": lambda lib, m: lib.unravel_index(lib.tensor([1, 5, 7]), (3, 4)),
+    "unravel_index_0dim": lambda lib, m: lib.unravel_index(lib.tensor(5), (3, 4)),
+    "tensor_split_0dim": lambda lib, m: lib.tensor_split(lib.ones(10), lib.ones((), dtype=lib.int64)),
+    "istft": lambda lib, m: lib.istft(lib.ones(5, 33, dtype=lib.complex64), 8, window=lib.ones(8)),
 }
 
 
@@ -325,6 +340,26 @@ def test_operator_without_meta_kernel_is_unsupported():
         assert str(e.value) == "fake_test_nometa.double_it.default"
     finally:
         lib._destroy()
+
+
+def test_fallback_kernels_as_torch():
+    """Without a Meta kernel an aten operator runs its CPU kernel on zeros; with ``allow_fallback_kernels=False``
+    (or for another namespace) it is unsupported; a Meta tensor itself gets no fallback."""
+    for kw in ({}, {"allow_fallback_kernels": False}):
+        _torch_fake().FakeTensorMode.cache_clear()    # PyTorch's dispatch cache would answer from the first run
+        ro, rt = _both(lambda lib, m: lib.geqrf(lib.ones(3, 2)), **kw)
+        assert ro == rt
+    rt = _outcome(lambda: torch.geqrf(torch.ones(3, 2, device="meta")))
+    ro = _outcome(lambda: onion.geqrf(onion.ones(3, 2, device="meta")))
+    assert ro[0] == rt[0] == "err" and type(ro[1]) is type(rt[1]) is NotImplementedError
+
+
+def test_tensor_split_reads_no_fake_indices_as_torch():
+    def split(lib, m):
+        return lib.tensor_split(lib.ones(10), lib.tensor([2, 5]))
+    ro, rt = _both(split)
+    assert ro[:2] == rt[:2] == ("err", "RuntimeError")
+    assert ro[2].splitlines()[0] == rt[2].splitlines()[0]
 
 
 def test_register_fake_is_used_by_the_mode():
