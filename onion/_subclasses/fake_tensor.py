@@ -507,7 +507,7 @@ def _foreign_subclass(t) -> bool:
     if t is Tensor or issubclass(t, FakeTensor):
         return False
     td = getattr(t, "__torch_dispatch__", None)
-    return td is not None and getattr(td, "__func__", td).__name__ != "_disabled_torch_dispatch_impl"
+    return td is not None and getattr(getattr(td, "__func__", td), "__name__", None) != "_disabled_torch_dispatch_impl"
 
 
 def _owner(t):

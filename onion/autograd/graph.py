@@ -214,9 +214,21 @@ def _non_overlapping_and_dense(sizes, strides) -> bool:
     return True
 
 
+# ``detach`` of a subclass tensor with the Python key: set by onion/modes/subclasses.py to hand
+# ``aten.detach.default`` to the class's ``__torch_dispatch__`` (None where it does not apply)
+_PYTHON_DETACH = [None]
+
+
 def detach(t):
-    """A new tensor sharing storage and version counter, outside the graph (not a view, as in PyTorch)."""
+    """A new tensor sharing storage and version counter, outside the graph (not a view, as in PyTorch).
+
+    For a subclass tensor dispatched in Python it is what the class's ``__torch_dispatch__`` gives for
+    ``aten.detach.default``, as PyTorch's ``shallow_copy_and_detach`` asks it."""
     impl = t._impl
+    if type(t) is not Tensor and _PYTHON_DETACH[0] is not None:
+        out = _PYTHON_DETACH[0](t)
+        if out is not None:
+            return out
     d = impl.shallow_copy_and_detach()
     if type(t) is not Tensor and impl._storage is not None:
         # a subclass (its impl always has a storage): the alias keeps its class and attributes (a wrapper's data)
@@ -314,6 +326,8 @@ class SavedVariable:
             t = detach(self.data)         # a fresh alias, never a view: no view history to set up
             set_grad_fn(t._impl, node, self.output_nr)
             return t
+        if self.is_output and type(self.data) is not Tensor:
+            return detach(self.data)      # a subclass sees each unpack as a detach, as in PyTorch
         return self.data
 
     def _modified_message(self, node) -> str:
@@ -336,11 +350,13 @@ _MODE_DETACH = [None]
 
 
 def _init_under_modes(self, tensor, is_output: bool):
-    _plain_init(self, tensor, is_output)
-    if is_output:
-        d = _MODE_DETACH[0](tensor)
-        if d is not None:
-            self.data = d
+    d = _MODE_DETACH[0](tensor) if is_output else None
+    if d is None:
+        _plain_init(self, tensor, is_output)
+    else:       # the mode's detach replaces the plain one (a subclass's would be a second detach)
+        _plain_init(self, tensor, False)
+        self.is_output = True
+        self.data = d
 
 
 def _unpack_under_modes(self, node=None):
