@@ -10,7 +10,7 @@ from ..core.dispatch_key import AFTER_AUTOGRAD, AUTOGRAD_KEYS, K
 from .dispatch_table import FALLTHROUGH
 from .library import Library
 
-FALLTHROUGH_KEYS = (K.BackendSelect, K.ADInplaceOrView, K.AutocastCPU, K.AutocastCUDA, K.PythonTLSSnapshot,
+FALLTHROUGH_KEYS = (K.BackendSelect, K.ADInplaceOrView, K.AutocastCPU, K.AutocastCUDA,
                     K.Functionalize, K.FuncTorchBatched, K.PreDispatch)
 
 
