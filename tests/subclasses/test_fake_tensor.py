@@ -354,6 +354,18 @@ def test_fallback_kernels_as_torch():
     assert ro[0] == rt[0] == "err" and type(ro[1]) is type(rt[1]) is NotImplementedError
 
 
+def test_quantile_on_fake_tensors_keeps_q_in_the_graph_as_torch():
+    def run(lib, ft):
+        m = ft.FakeTensorMode()
+        x = m.from_tensor(lib.randn(4, 10))
+        q = m.from_tensor(lib.tensor([0.2, 0.5], requires_grad=True))
+        with m:
+            r = lib.quantile(x, q, dim=1)
+            (g,) = lib.autograd.grad(r.sum(), q)
+        return tuple(r.shape), r.requires_grad, type(g).__name__, tuple(g.shape)
+    assert run(torch, _torch_fake()) == run(onion, onion._subclasses.fake_tensor)
+
+
 def test_tensor_split_reads_no_fake_indices_as_torch():
     def split(lib, m):
         return lib.tensor_split(lib.ones(10), lib.tensor([2, 5]))

@@ -1293,8 +1293,9 @@ def _quantile(name, self, q, dim, keepdim, interpolation, ignore_nan):
     else:
         qv = np.array([q], dt.np)
         nq = 1
-    q_slope = None      # d rank / d q, where q is a tensor the linear weights depend on (as ATen's ranks)
-    if _no_data(impl) or qv is None:
+    q_slope = q_fixed = None    # d rank / d q, where q is a tensor the linear weights depend on (as ATen's ranks)
+    no_values = _no_data(impl) or qv is None
+    if no_values:
         below = np.zeros(lead + (nq,), np.int64)
         above, weight = below, None
     else:
@@ -1330,13 +1331,14 @@ def _quantile(name, self, q, dim, keepdim, interpolation, ignore_nan):
     if interpolation in ("linear", "midpoint"):
         hi = _pick_sorted(srt, above, n)
         w = _blank_or_new(impl, below.shape, dt, weight)
-        if interpolation == "linear" and q_slope is not None and hasattr(q, "_impl") and q._impl.requires_grad:
+        if interpolation == "linear" and (q_slope is not None or no_values) and hasattr(q, "_impl") \
+                and q._impl.requires_grad:
             # the weights are rank - floor(rank) with rank linear in q: q's gradient flows through them (the
             # added term is zero, its derivative the slope), as through ATen's composite
             # where a rank is fixed, ATen's masked_fill gives q a zero gradient (not NaN * 0)
             dq = at.sub_Tensor(at.reshape(q, [-1]), at.reshape(q.detach(), [-1]), 1)
-            dw = dq * _new(impl.device, q_slope.shape, dt, q_slope)
-            w = w + at.where_self(_new(impl.device, q_fixed.shape, _dt.bool, q_fixed),
+            dw = dq * _blank_or_new(impl, below.shape, dt, q_slope)
+            w = w + at.where_self(_blank_or_new(impl, below.shape, _dt.bool, q_fixed),
                                   at.zeros_like(dw, None, None, None, None, None), dw)
         # ATen's lerp: from the nearer end, so a weight of 1 gives the upper value exactly
         diff = hi - lo
