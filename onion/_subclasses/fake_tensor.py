@@ -152,13 +152,27 @@ class FakeTensor(Tensor):
     __str__ = __repr__
 
     def item(self):
-        raise DataDependentOutputException(_LOCAL_SCALAR_DENSE)
+        c = _constant_of(self)
+        if c is None:
+            raise DataDependentOutputException(_LOCAL_SCALAR_DENSE)
+        return c.item()
 
     def tolist(self):
-        raise DataDependentOutputException(_LOCAL_SCALAR_DENSE)
+        c = _constant_of(self)
+        if c is None:
+            raise DataDependentOutputException(_LOCAL_SCALAR_DENSE)
+        return c.tolist()
 
     def _host_array(self):
-        raise DataDependentOutputException(_LOCAL_SCALAR_DENSE)
+        c = _constant_of(self)
+        if c is None:
+            raise DataDependentOutputException(_LOCAL_SCALAR_DENSE)
+        return c._host_array()
+
+    @property
+    def constant(self):
+        """The real one-element tensor this fake stands for, or None (PyTorch's ``FakeTensor.constant``)."""
+        return _constant_of(self)
 
     def numpy(self, *, force: bool = False):
         raise RuntimeError(".numpy() is not supported for tensor subclasses.")
@@ -311,7 +325,12 @@ class FakeTensorMode(TorchDispatchMode):
         name = func.name() if hasattr(func, "name") else str(func)
 
         if name in _LIFT_FNS:      # onion.tensor(...) under the mode: the fresh real tensor becomes fake
-            return self.from_tensor(flat[0])
+            x = flat[0]
+            if type(x) is Tensor and _owner(x) is None and _may_turn_const(x):
+                # a one-element tensor made from Python data keeps its value (a constant), as in PyTorch
+                with ExcludeDispatchKeyGuard(_PYTHON_KEYS):
+                    return self._constant_fake(x.clone())
+            return self.from_tensor(x)
 
         tags = getattr(func, "tags", ())
         for i, x in enumerate(flat):
@@ -339,6 +358,15 @@ class FakeTensorMode(TorchDispatchMode):
                 flat[i] = self.from_tensor(x)
         fakes = [x for x in flat if isinstance(x, FakeTensor)]
         args, kwargs = pytree.tree_unflatten(flat, spec)
+
+        if fakes and "nondeterministic_seeded" not in tags and "inplace_view" not in tags \
+                and all(_constant_of(x) is not None for x in fakes):
+            out = self._propagate_constants(func, flat, spec, fakes, args, kwargs)
+            if out is not _NOT_CONSTANT:
+                return out
+        for t in _written_tensors(func, args, kwargs):   # written by an operator that is not computed here
+            if _constant_of(t) is not None:
+                t._impl._fake_constant = None
 
         fake_impl = FAKE_IMPLS.get(name)
         if fake_impl is not None:
@@ -408,6 +436,37 @@ class FakeTensorMode(TorchDispatchMode):
                 t._impl.bump_version()
         return self._wrap_outputs(out, fakes, out_device)
 
+    def _constant_fake(self, t) -> FakeTensor:
+        """The fake of a real one-element tensor that keeps it as its value (``item()`` reads it)."""
+        fake = self.from_tensor(t)
+        fake._impl._fake_constant = t
+        return fake
+
+    def _propagate_constants(self, func, flat, spec, fakes, args, kwargs):
+        """Every fake input holds a constant: the operator runs on the constants, as PyTorch's fake mode does, and
+        results of at most one element are constants again; otherwise ``_NOT_CONSTANT`` (the inputs whose
+        constants the results share memory with lose them: writes through those results are not followed)."""
+        cflat = [_constant_of(x) if isinstance(x, FakeTensor) else x for x in flat]
+        cargs, ckwargs = pytree.tree_unflatten(cflat, spec)
+        written = _written_tensors(func, args, kwargs)
+        versions = [t._impl.version for t in written]
+        with ExcludeDispatchKeyGuard(_PYTHON_KEYS):
+            out = func(*cargs, **ckwargs)
+        touts = [t for t in pytree.tree_leaves(out) if isinstance(t, Tensor)]
+        if all(_may_turn_const(t) for t in touts):
+            for t, v in zip(written, versions):
+                if t._impl.version == v:
+                    t._impl.bump_version()
+            if isinstance(out, Tensor):
+                return self._constant_fake(out)
+            return pytree.tree_map(lambda e: self._constant_fake(e) if isinstance(e, Tensor) else e, out)
+        shared = {id(t._impl.storage()) for t in touts}
+        for x in fakes:
+            c = _constant_of(x)
+            if c is not None and id(c._impl.storage()) in shared:
+                x._impl._fake_constant = None
+        return _NOT_CONSTANT
+
     # operators of these namespaces may run their device kernel on zeros when they have no Meta kernel
     _can_run_unsafe_fallback_allowed_namespaces = ("debugprims", "prims", "aten")
 
@@ -436,6 +495,19 @@ class FakeTensorMode(TorchDispatchMode):
         if isinstance(out, Tensor):
             return wrap(out)
         return pytree.tree_map(wrap, out)
+
+
+_NOT_CONSTANT = object()
+
+
+def _constant_of(t):
+    """The real one-element tensor a fake tensor stands for (made from Python data under the mode), or None."""
+    return getattr(t._impl, "_fake_constant", None)
+
+
+def _may_turn_const(t) -> bool:
+    """A real result that may stay a constant: at most one element, not on Meta (PyTorch's rule)."""
+    return t._impl._array.size <= 1 and t._impl.device.type != "meta" and _owner(t) is None
 
 
 def _has_meta(func) -> bool:

@@ -113,6 +113,17 @@ SCENARIOS = {
     "unravel_index_0dim": lambda lib, m: lib.unravel_index(lib.tensor(5), (3, 4)),
     "tensor_split_0dim": lambda lib, m: lib.tensor_split(lib.ones(10), lib.ones((), dtype=lib.int64)),
     "istft": lambda lib, m: lib.istft(lib.ones(5, 33, dtype=lib.complex64), 8, window=lib.ones(8)),
+    # one-element tensors made from Python data under the mode are constants: their values are kept
+    "constant_item": lambda lib, m: (lib.tensor(3) * 2 + 1).item(),
+    "constant_tensor_split": lambda lib, m: lib.tensor_split(lib.ones(10), lib.tensor(3)),
+    "constant_nonzero": lambda lib, m: lib.nonzero(lib.tensor(3)),
+    "constant_equal": lambda lib, m: lib.equal(lib.tensor(3), lib.tensor(3)),
+    "constant_bool": lambda lib, m: bool(lib.tensor(2.5) > 2),
+    "constant_arange": lambda lib, m: lib.arange(lib.tensor(4)),
+    "two_elements_no_constant": lambda lib, m: lib.tensor([1.0, 2.0]).sum().item(),
+    "constant_plus_fake": lambda lib, m: (lib.tensor(3.0) + lib.ones(())).item(),
+    "constant_written_by_fake": lambda lib, m: lib.tensor(3.0).add_(lib.ones(())).item(),
+    "constant_written_by_constant": lambda lib, m: lib.tensor(3.0).add_(lib.tensor(1.0)).item(),
 }
 
 
@@ -352,6 +363,26 @@ def test_fallback_kernels_as_torch():
     rt = _outcome(lambda: torch.geqrf(torch.ones(3, 2, device="meta")))
     ro = _outcome(lambda: onion.geqrf(onion.ones(3, 2, device="meta")))
     assert ro[0] == rt[0] == "err" and type(ro[1]) is type(rt[1]) is NotImplementedError
+
+
+def test_constants_as_torch():
+    """Which fakes keep a constant, after in-place writes, a view that may write it, autograd."""
+    def run(lib, ft):
+        out = []
+        with ft.FakeTensorMode():
+            d = lib.tensor(2.0)
+            r = d.add_(1)
+            out.append((r is d, d.constant is not None, d.item()))
+            f = lib.tensor(5.0)
+            f.expand(3)            # a result of several elements shares the constant's memory: it is dropped
+            out.append(f.constant is None)
+            x = lib.tensor(1.5, requires_grad=True)
+            y = x * 2
+            (g,) = lib.autograd.grad(y, x)
+            out.append((type(y.grad_fn).__name__, y.item(), g.constant is not None))
+            out.append(lib.tensor([1.0, 2.0]).constant is None)
+        return out
+    assert run(torch, _torch_fake()) == run(onion, onion._subclasses.fake_tensor)
 
 
 def test_quantile_on_fake_tensors_keeps_q_in_the_graph_as_torch():
