@@ -22,6 +22,7 @@ import weakref
 
 from ..backends.meta import MetaArray
 from ..core.device import CPU, META, canonical
+from ..core.geometry import contiguous_strides
 from ..core.dispatch_key import K, bit, tensor_keyset
 from ..core.tensor import Tensor, make_tensor
 from ..core.tensor_impl import TensorImpl, ViewImpl
@@ -549,9 +550,12 @@ def _run_fallback_kernel(mode, func, args, kwargs, error):
         for i, x in enumerate(flat):
             if isinstance(x, Tensor) and _owner(x) is mode:
                 impl = x._impl
-                real = ops.aten.empty_strided.default(list(impl._array.shape), list(impl.strides), dtype=impl.dtype,
-                                                      device=impl.device)
-                real.zero_()
+                shape, strides = list(impl._array.shape), list(impl.strides)
+                if strides == list(contiguous_strides(shape)):      # a fresh tensor, which an out= may resize
+                    real = ops.aten.zeros.default(shape, dtype=impl.dtype, device=impl.device)
+                else:
+                    real = ops.aten.empty_strided.default(shape, strides, dtype=impl.dtype, device=impl.device)
+                    real.zero_()
                 inputs[id(real)] = x
                 flat[i] = real
         for x in flat:
