@@ -12,6 +12,12 @@ Data-dependent operators (``nonzero``, ``unique``, ``masked_select``, ``item``, 
 ``DynamicOutputShapeException`` / ``DataDependentOutputException`` as PyTorch does; real tensors are refused
 unless the mode allows non-fake inputs (then converted, as ``mode.from_tensor`` does).  Operators with a fake
 implementation registered (``onion.library.register_fake``) run it instead of a Meta kernel.
+
+As PyTorch's mode: an aten operator without a Meta kernel runs its kernel for the fake tensors' device on
+zero-filled real tensors of their geometry (``allow_fallback_kernels``); a Meta kernel that needs the value of a
+data-dependent operator (istft's ``aten::equal``) raises that operator's ``DataDependentOutputException``; and
+a one-element tensor made from Python data under the mode (``onion.tensor(3)``) is a constant: ``item()``
+reads it, and operators whose fake inputs are all constants run on the constants.
 """
 from __future__ import annotations
 
