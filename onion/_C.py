@@ -25,4 +25,4 @@ from .modes.torch_function import (DisableTorchFunction, DisableTorchFunctionSub
                                    _is_torch_function_mode_enabled, _len_torch_function_stack,
                                    _pop_torch_function_stack, _push_on_torch_function_stack)
 from .modes.subclasses import _disabled_torch_dispatch_impl  # noqa: F401,E402
-from .modes.python_dispatch import _DisableTorchDispatch  # noqa: F401,E402
+from .modes.python_dispatch import _DisableTorchDispatch, _RestorePythonTLSSnapshot  # noqa: F401,E402

@@ -12,15 +12,23 @@ Data-dependent operators (``nonzero``, ``unique``, ``masked_select``, ``item``, 
 ``DynamicOutputShapeException`` / ``DataDependentOutputException`` as PyTorch does; real tensors are refused
 unless the mode allows non-fake inputs (then converted, as ``mode.from_tensor`` does).  Operators with a fake
 implementation registered (``onion.library.register_fake``) run it instead of a Meta kernel.
+
+As PyTorch's mode: an aten operator without a Meta kernel runs its kernel for the fake tensors' device on
+zero-filled real tensors of their geometry (``allow_fallback_kernels``); a Meta kernel that needs the value of a
+data-dependent operator (istft's ``aten::equal``) raises that operator's ``DataDependentOutputException``; and
+a one-element tensor made from Python data under the mode (``onion.tensor(3)``) is a constant: ``item()``
+reads it, and operators whose fake inputs are all constants run on the constants.
 """
 from __future__ import annotations
 
 import contextlib
 import dataclasses
+import re
 import weakref
 
 from ..backends.meta import MetaArray
 from ..core.device import CPU, META, canonical
+from ..core.geometry import contiguous_strides
 from ..core.dispatch_key import K, bit, tensor_keyset
 from ..core.tensor import Tensor, make_tensor
 from ..core.tensor_impl import TensorImpl, ViewImpl
@@ -151,13 +159,27 @@ class FakeTensor(Tensor):
     __str__ = __repr__
 
     def item(self):
-        raise DataDependentOutputException(_LOCAL_SCALAR_DENSE)
+        c = _constant_of(self)
+        if c is None:
+            raise DataDependentOutputException(_LOCAL_SCALAR_DENSE)
+        return c.item()
 
     def tolist(self):
-        raise DataDependentOutputException(_LOCAL_SCALAR_DENSE)
+        c = _constant_of(self)
+        if c is None:
+            raise DataDependentOutputException(_LOCAL_SCALAR_DENSE)
+        return c.tolist()
 
     def _host_array(self):
-        raise DataDependentOutputException(_LOCAL_SCALAR_DENSE)
+        c = _constant_of(self)
+        if c is None:
+            raise DataDependentOutputException(_LOCAL_SCALAR_DENSE)
+        return c._host_array()
+
+    @property
+    def constant(self):
+        """The real one-element tensor this fake stands for, or None (PyTorch's ``FakeTensor.constant``)."""
+        return _constant_of(self)
 
     def numpy(self, *, force: bool = False):
         raise RuntimeError(".numpy() is not supported for tensor subclasses.")
@@ -280,9 +302,13 @@ class FakeTensorMode(TorchDispatchMode):
             v.requires_grad, v._inference = False, False
             v._base, v._base_tensor = bimpl, fbase
             v._storage, v._offset, v._vc = bimpl.storage(), offset, bimpl.version_counter()
+            if not arr.size:
+                v._strides = strides
             return self._wrap_impl(v)
         fimpl = _fake_impl_like(arr, dt, impl.device, impl.requires_grad)
         fimpl._storage, fimpl._offset = meta.storage_of(arr, META)
+        if not arr.size:    # an empty tensor's strides are kept as given, not read back from its array
+            fimpl._strides = strides
         if impl.is_wrapped_number:      # keeps its place in type promotion
             fimpl.is_wrapped_number = True
             fimpl.wrapped_value = impl.wrapped_value
@@ -306,7 +332,12 @@ class FakeTensorMode(TorchDispatchMode):
         name = func.name() if hasattr(func, "name") else str(func)
 
         if name in _LIFT_FNS:      # onion.tensor(...) under the mode: the fresh real tensor becomes fake
-            return self.from_tensor(flat[0])
+            x = flat[0]
+            if type(x) is Tensor and _owner(x) is None and _may_turn_const(x):
+                # a one-element tensor made from Python data keeps its value (a constant), as in PyTorch
+                with ExcludeDispatchKeyGuard(_PYTHON_KEYS):
+                    return self._constant_fake(x.clone())
+            return self.from_tensor(x)
 
         tags = getattr(func, "tags", ())
         for i, x in enumerate(flat):
@@ -335,6 +366,15 @@ class FakeTensorMode(TorchDispatchMode):
         fakes = [x for x in flat if isinstance(x, FakeTensor)]
         args, kwargs = pytree.tree_unflatten(flat, spec)
 
+        if fakes and "nondeterministic_seeded" not in tags and "inplace_view" not in tags \
+                and all(_constant_of(x) is not None for x in fakes):
+            out = self._propagate_constants(func, flat, spec, fakes, args, kwargs)
+            if out is not _NOT_CONSTANT:
+                return out
+        for t in _written_tensors(func, args, kwargs):   # written by an operator that is not computed here
+            if _constant_of(t) is not None:
+                t._impl._fake_constant = None
+
         fake_impl = FAKE_IMPLS.get(name)
         if fake_impl is not None:
             with self:
@@ -352,6 +392,11 @@ class FakeTensorMode(TorchDispatchMode):
             raise DynamicOutputShapeException(func)
         if "data_dependent_output" in tags:
             raise DataDependentOutputException(func)
+
+        if not _has_meta(func):     # no Meta kernel: the device's own kernel on zeros, where PyTorch allows it
+            if not self._can_run_unsafe_fallback(func):
+                raise UnsupportedOperatorException(func)
+            return _run_fallback_kernel(self, func, args, kwargs, UnsupportedOperatorException(func))
 
         device_kw = _has_device_arg(func)
         if fakes and name in _MULTI_DEVICE_FNS:
@@ -377,7 +422,16 @@ class FakeTensorMode(TorchDispatchMode):
             with ExcludeDispatchKeyGuard(_PYTHON_KEYS):
                 out = func(*args, **kwargs)
         except NotImplementedError as e:
-            if "with arguments from the 'Meta' backend" in str(e):   # no Meta kernel: PyTorch's exception
+            inner = _missing_meta_operator(e)
+            if inner is not None and inner != name:
+                # the Meta kernel needed the value of an operator that reads data (istft's aten::equal): PyTorch's
+                # composite calls it on fake tensors, which raises for data-dependent operators
+                op = _overload_of(inner)
+                if op is not None and "data_dependent_output" in op.tags:
+                    raise DataDependentOutputException(op) from e
+                if op is not None and "dynamic_output_shape" in op.tags:
+                    raise DynamicOutputShapeException(op) from e
+            if inner is not None:
                 raise UnsupportedOperatorException(func) from e
             raise
         finally:
@@ -388,6 +442,44 @@ class FakeTensorMode(TorchDispatchMode):
             if t._impl.version == v:
                 t._impl.bump_version()
         return self._wrap_outputs(out, fakes, out_device)
+
+    def _constant_fake(self, t) -> FakeTensor:
+        """The fake of a real one-element tensor that keeps it as its value (``item()`` reads it)."""
+        fake = self.from_tensor(t)
+        fake._impl._fake_constant = t
+        return fake
+
+    def _propagate_constants(self, func, flat, spec, fakes, args, kwargs):
+        """Every fake input holds a constant: the operator runs on the constants, as PyTorch's fake mode does, and
+        results of at most one element are constants again; otherwise ``_NOT_CONSTANT`` (the inputs whose
+        constants the results share memory with lose them: writes through those results are not followed)."""
+        cflat = [_constant_of(x) if isinstance(x, FakeTensor) else x for x in flat]
+        cargs, ckwargs = pytree.tree_unflatten(cflat, spec)
+        written = _written_tensors(func, args, kwargs)
+        versions = [t._impl.version for t in written]
+        with ExcludeDispatchKeyGuard(_PYTHON_KEYS):
+            out = func(*cargs, **ckwargs)
+        touts = [t for t in pytree.tree_leaves(out) if isinstance(t, Tensor)]
+        if all(_may_turn_const(t) for t in touts):
+            for t, v in zip(written, versions):
+                if t._impl.version == v:
+                    t._impl.bump_version()
+            if isinstance(out, Tensor):
+                return self._constant_fake(out)
+            return pytree.tree_map(lambda e: self._constant_fake(e) if isinstance(e, Tensor) else e, out)
+        shared = {id(t._impl.storage()) for t in touts}
+        for x in fakes:
+            c = _constant_of(x)
+            if c is not None and id(c._impl.storage()) in shared:
+                x._impl._fake_constant = None
+        return _NOT_CONSTANT
+
+    # operators of these namespaces may run their device kernel on zeros when they have no Meta kernel
+    _can_run_unsafe_fallback_allowed_namespaces = ("debugprims", "prims", "aten")
+
+    def _can_run_unsafe_fallback(self, func) -> bool:
+        return self.allow_fallback_kernels and getattr(func, "namespace", None) in \
+            self._can_run_unsafe_fallback_allowed_namespaces
 
     def _wrap_outputs(self, out, fakes, out_device):
         by_impl = {id(x._impl): x for x in fakes}
@@ -412,13 +504,92 @@ class FakeTensorMode(TorchDispatchMode):
         return pytree.tree_map(wrap, out)
 
 
+_NOT_CONSTANT = object()
+
+
+def _constant_of(t):
+    """The real one-element tensor a fake tensor stands for (made from Python data under the mode), or None."""
+    return getattr(t._impl, "_fake_constant", None)
+
+
+def _may_turn_const(t) -> bool:
+    """A real result that may stay a constant: at most one element, not on Meta (PyTorch's rule)."""
+    return t._impl._array.size <= 1 and t._impl.device.type != "meta" and _owner(t) is None
+
+
+def _has_meta(func) -> bool:
+    """The operator has a kernel for the Meta key (its own, or a composite's)."""
+    check = getattr(func, "has_kernel_for_dispatch_key", None)
+    return check is None or check(K.Meta)
+
+
+_MISSING_KERNEL = re.compile(r"Could not run '([^']+)' with arguments from the 'Meta' backend")
+
+
+def _missing_meta_operator(e) -> str | None:
+    """The operator a dispatcher error says has no Meta kernel (``aten::equal``), or None."""
+    m = _MISSING_KERNEL.search(str(e))
+    return m.group(1) if m else None
+
+
+def _overload_of(qualified: str):
+    from ..dispatch.ops import ops
+    ns, _, rest = qualified.partition("::")
+    opname, _, overload = rest.partition(".")
+    try:
+        return getattr(getattr(getattr(ops, ns), opname), overload or "default")
+    except AttributeError:
+        return None
+
+
+def _run_fallback_kernel(mode, func, args, kwargs, error):
+    """PyTorch's fallback for an operator without a Meta kernel: its kernel for the fake tensors' device runs on
+    real zero-filled tensors of their geometry, and the results are made fake (an input given back is that
+    fake input; a result sharing an input's memory cannot be expressed, so the operator stays unsupported)."""
+    from ..dispatch.ops import ops
+    if "inplace_view" in getattr(func, "tags", ()):
+        raise error
+    flat, spec = pytree.tree_flatten((args, kwargs))
+    inputs = {}
+    storages = set()
+    with ExcludeDispatchKeyGuard(_PYTHON_KEYS):
+        for i, x in enumerate(flat):
+            if isinstance(x, Tensor) and _owner(x) is mode:
+                impl = x._impl
+                shape, strides = list(impl._array.shape), list(impl.strides)
+                if strides == list(contiguous_strides(shape)):      # a fresh tensor, which an out= may resize
+                    real = ops.aten.zeros.default(shape, dtype=impl.dtype, device=impl.device)
+                else:
+                    real = ops.aten.empty_strided.default(shape, strides, dtype=impl.dtype, device=impl.device)
+                    real.zero_()
+                inputs[id(real)] = x
+                flat[i] = real
+        for x in flat:
+            if isinstance(x, Tensor):
+                storages.add(id(x._impl.storage()))
+        a, kw = pytree.tree_unflatten(flat, spec)
+        out = func(*a, **kw)
+
+    def to_fake(e):
+        if not isinstance(e, Tensor):
+            return e
+        same = inputs.get(id(e))
+        if same is not None:
+            return same
+        if id(e._impl.storage()) in storages:
+            raise error
+        return mode.from_tensor(e)
+
+    return pytree.tree_map(to_fake, out)
+
+
 def _foreign_subclass(t) -> bool:
     """A tensor class with a ``__torch_dispatch__`` of its own that is not FakeTensor's (PyTorch's fake mode
     answers NotImplemented to those)."""
     if t is Tensor or issubclass(t, FakeTensor):
         return False
     td = getattr(t, "__torch_dispatch__", None)
-    return td is not None and getattr(td, "__func__", td).__name__ != "_disabled_torch_dispatch_impl"
+    return td is not None and getattr(getattr(td, "__func__", td), "__name__", None) != "_disabled_torch_dispatch_impl"
 
 
 def _owner(t):

@@ -214,11 +214,27 @@ def _non_overlapping_and_dense(sizes, strides) -> bool:
     return True
 
 
+# ``detach`` of a subclass tensor with the Python key: set by onion/modes/subclasses.py to hand
+# ``aten.detach.default`` to the class's ``__torch_dispatch__`` (None where it does not apply)
+_PYTHON_DETACH = [None]
+
+
 def detach(t):
-    """A new tensor sharing storage and version counter, outside the graph (not a view, as in PyTorch)."""
+    """A new tensor sharing storage and version counter, outside the graph (not a view, as in PyTorch).
+
+    For a subclass tensor dispatched in Python it is what the class's ``__torch_dispatch__`` gives for
+    ``aten.detach.default``, as PyTorch's ``shallow_copy_and_detach`` asks it."""
     impl = t._impl
+    if type(t) is Tensor:
+        return make_tensor(impl.shallow_copy_and_detach())
+    if _PYTHON_DETACH[0] is not None:
+        out = _PYTHON_DETACH[0](t)
+        if out is not None:
+            if _BASE_UNPACK[0] is _plain_unpack:
+                _enable_subclass_unpack()
+            return out
     d = impl.shallow_copy_and_detach()
-    if type(t) is not Tensor and impl._storage is not None:
+    if impl._storage is not None:
         # a subclass (its impl always has a storage): the alias keeps its class and attributes (a wrapper's data)
         out = make_tensor(d, type(t))
         out.__dict__.update(t.__dict__)
@@ -336,19 +352,41 @@ _MODE_DETACH = [None]
 
 
 def _init_under_modes(self, tensor, is_output: bool):
-    _plain_init(self, tensor, is_output)
-    if is_output:
-        d = _MODE_DETACH[0](tensor)
-        if d is not None:
-            self.data = d
+    d = _MODE_DETACH[0](tensor) if is_output else None
+    if d is None:
+        _plain_init(self, tensor, is_output)
+    else:       # the mode's detach replaces the plain one (a subclass's would be a second detach)
+        _plain_init(self, tensor, False)
+        self.is_output = True
+        self.data = d
+
+
+def _unpack_detaching_subclasses(self, node=None):
+    """``unpack`` once an output dispatched in Python was saved: each unpack of such an output is a detach
+    through its ``__torch_dispatch__`` too, as PyTorch's unpacking makes a new variable of it."""
+    t = _plain_unpack(self, node)
+    if self.is_output and t is self.data and type(t) is not Tensor:
+        return detach(t)
+    return t
+
+
+# the unpack used without modes: the plain one until the first subclass output is saved (so that plain
+# tensors pay nothing for the subclass check)
+_BASE_UNPACK = [_plain_unpack]
+
+
+def _enable_subclass_unpack() -> None:
+    _BASE_UNPACK[0] = _unpack_detaching_subclasses
+    if _MODE_DETACH[0] is None:
+        SavedVariable.unpack = _unpack_detaching_subclasses
 
 
 def _unpack_under_modes(self, node=None):
     if not self.is_output or self.released or self.vc[0] != self.version:
-        return _plain_unpack(self, node)
+        return _BASE_UNPACK[0](self, node)
     d = _MODE_DETACH[0](self.data)
     if d is None:
-        return _plain_unpack(self, node)
+        return _BASE_UNPACK[0](self, node)
     if node is not None and _tls_state().grad_enabled:
         set_grad_fn(d._impl, node, self.output_nr)
     return d
@@ -361,7 +399,7 @@ def set_mode_detach(detach_fn) -> None:
     has no mode); ``None`` puts back the plain path, which pays nothing for this."""
     _MODE_DETACH[0] = detach_fn
     SavedVariable.__init__ = _plain_init if detach_fn is None else _init_under_modes
-    SavedVariable.unpack = _plain_unpack if detach_fn is None else _unpack_under_modes
+    SavedVariable.unpack = _BASE_UNPACK[0] if detach_fn is None else _unpack_under_modes
 
 
 def short_node_name(fn) -> str:

@@ -50,21 +50,14 @@ def unravel_index(indices, shape):
             raise TypeError(f"expected 'shape' sequence to only contain ints, but got {type(s)}")
         if s < 0:
             raise ValueError("'shape' cannot have negative values, but got " + str(tuple(shape)))
-    import numpy as np
-    from ..aten.tensor_new import empty_tensor, wrap
-    impl = indices._impl
+    # as PyTorch's Python function: operators a mode sees (and a fake tensor runs on), not the index values
+    from .python_torch_functions import tensor as _tensor
     k = len(shape)
-    full = tuple(impl._array.shape) + (k,)
-    if impl.device.type == "meta":
-        res = empty_tensor(full, _dt.int64, impl.device)
-    else:
-        # row-major coefficients, then floor division and a floor modulo (negative indices wrap, as there)
-        coefs = np.ones(k, np.int64)
-        for i in range(k - 2, -1, -1):
-            coefs[i] = coefs[i + 1] * shape[i + 1]
-        a = impl._array.astype(np.int64)[..., None]
-        if 0 in shape and a.size:
-            raise RuntimeError("ZeroDivisionError")     # integer division by a zero size, as there
-        with np.errstate(divide="ignore"):
-            res = wrap(np.floor_divide(a, coefs) % np.array(shape, np.int64), _dt.int64, impl.device)
-    return tuple(at.select_int(res, -1, j) for j in range(k))
+    coefs = [1] * k
+    for i in range(k - 2, -1, -1):
+        coefs[i] = coefs[i + 1] * shape[i + 1]
+    dev = indices.device
+    # row-major coefficients, then floor division and a floor modulo (negative indices wrap, as there)
+    res = at.floor_divide(at.unsqueeze(indices, -1), _tensor(coefs, dtype=_dt.int64, device=dev))
+    res = at.remainder_Tensor(res, _tensor(list(shape), dtype=_dt.int64, device=dev))
+    return tuple(at.unbind_int(res, -1))

@@ -11,7 +11,7 @@ from .dispatch_table import FALLTHROUGH
 from .library import Library
 
 FALLTHROUGH_KEYS = (K.BackendSelect, K.ADInplaceOrView, K.AutocastCPU, K.AutocastMTIA, K.AutocastMAIA,
-                    K.AutocastXPU, K.AutocastMPS, K.AutocastCUDA, K.PythonTLSSnapshot, K.Functionalize,
+                    K.AutocastXPU, K.AutocastMPS, K.AutocastCUDA, K.Functionalize,
                     K.FuncTorchBatched, K.FuncTorchVmapMode, K.VmapMode, K.PreDispatch)
 _HERE = "registered at onion/dispatch/default_fallbacks.py"
 

@@ -2,6 +2,8 @@
 
 The modes live on a per-thread stack (``DispatchState.mode_stack``).  While it is non-empty the thread
 includes ``Python | PythonTLSSnapshot``, so every call reaches the Python key's fallback below autograd.
+PythonTLSSnapshot, the highest key, has a fallback too, as in PyTorch: it keeps the dispatch keys the call
+entered the dispatcher with, which ``onion._C._RestorePythonTLSSnapshot`` puts back inside ``__torch_dispatch__``.
 The fallback, as PyTorch's:
 
 - pops the innermost mode for the time its ``__torch_dispatch__`` runs (so calling ``func`` there goes
@@ -20,6 +22,7 @@ asks the mode: make_fx records those ``detach`` nodes.
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import inspect
 import warnings
 
@@ -421,7 +424,56 @@ class _DisableTorchDispatch:
         return False
 
 
+# --- PythonTLSSnapshot ----------------------------------------------------------------------------------
+# The thread's dispatch state (its include and exclude keys) as the current call entered the dispatcher, kept by the
+# PythonTLSSnapshot fallback (the highest key: a pushed mode includes it, a subclass tensor carries it) for the
+# Python code that runs below, which can go back to them with ``_RestorePythonTLSSnapshot``.  None outside.
+_TLS_ON_ENTRY: contextvars.ContextVar = contextvars.ContextVar("onion_python_tls_on_entry", default=None)
+_get_tls_on_entry = _TLS_ON_ENTRY.get
+_set_tls_on_entry = _TLS_ON_ENTRY.set
+_reset_tls_on_entry = _TLS_ON_ENTRY.reset
+_AFTER_SNAPSHOT = mask_below(int(K.PythonTLSSnapshot))
+
+
+def _python_tls_snapshot_fallback(op, ks, values):
+    """The boxed kernel at PythonTLSSnapshot: keep the keys on entry (unless an outer call into the dispatcher,
+    not come back to Python user code since, kept them already), then the keys below."""
+    if _get_tls_on_entry() is not None:
+        return op._handle.redispatch(ks & _AFTER_SNAPSHOT, *values)
+    token = _set_tls_on_entry(state())      # the state object: its include and exclude are what is restored
+    try:
+        return op._handle.redispatch(ks & _AFTER_SNAPSHOT, *values)
+    finally:
+        _reset_tls_on_entry(token)
+
+
+class _RestorePythonTLSSnapshot:
+    """``onion._C._RestorePythonTLSSnapshot``: inside ``__torch_dispatch__``, run the block with the dispatch
+    keys the call entered the dispatcher with (autograd back on: re-entrant dispatch); the keys are put
+    back on exit.  Outside a dispatched call there is nothing to restore."""
+
+    __slots__ = ("_snapshot", "_saved")
+
+    def __enter__(self):
+        snap = _get_tls_on_entry()
+        if snap is None:
+            raise RuntimeError("Accessing torch dispatch state outside of '__torch_dispatch__' is not allowed.")
+        st = state()
+        self._snapshot, self._saved = snap, (st.include, st.exclude)
+        set_state(st.replace(include=snap.include, exclude=snap.exclude))
+        _TLS_ON_ENTRY.set(None)
+        return self
+
+    def __exit__(self, *exc):
+        include, exclude = self._saved
+        set_state(state().replace(include=include, exclude=exclude))
+        _TLS_ON_ENTRY.set(self._snapshot)
+        return False
+
+
 def register_python_fallback() -> Library:
     lib = Library("_", "IMPL")
     lib._fallback_internal(K.Python, _python_fallback, "registered at onion/modes/python_dispatch.py")
+    lib._fallback_internal(K.PythonTLSSnapshot, _python_tls_snapshot_fallback,
+                           "registered at onion/modes/python_dispatch.py")
     return lib

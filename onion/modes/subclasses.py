@@ -20,6 +20,7 @@ from ..core.geometry import contiguous_strides
 from ..core.storage import Storage
 from ..core.tensor import Tensor, make_tensor
 from ..core.tensor_impl import TensorImpl
+from ..core.tls import state
 
 from .torch_function import _append_overloaded
 from .python_dispatch import SUBCLASS_DISPATCH, _plan_of, check_result, python_arguments
@@ -47,27 +48,9 @@ def _check_tensor_class(cls, name: str) -> None:
                         "possible. Make sure your class inherits from Tensor.")
 
 
-def _check_torch_dispatch_definition(cls) -> None:
-    """``__torch_dispatch__`` must be a classmethod (PyTorch's rule of old; 2.13 binds a plain method to the
-    tensor and calls it, which hides the mistake until the method reads ``cls``)."""
-    raw = None
-    for klass in cls.__mro__:
-        if "__torch_dispatch__" in klass.__dict__:
-            raw = klass.__dict__["__torch_dispatch__"]
-            break
-    if raw is None or isinstance(raw, classmethod):
-        return
-    if isinstance(raw, staticmethod) or callable(raw):
-        raise RuntimeError(f"{cls.__name__}.__torch_dispatch__: defining your `__torch_dispatch__` as a plain "
-                           "method is not supported, please switch to a classmethod")
-    raise TypeError(f"{cls.__name__}.__torch_dispatch__ must be a classmethod, not "
-                    f"{type(raw).__name__}")
-
-
 def _wrap(impl, cls):
     """A Python object of ``cls`` over ``impl``, with the Python keys when ``cls`` has its own dispatch."""
     if cls is not Tensor and has_torch_dispatch(cls):
-        _check_torch_dispatch_definition(cls)
         impl.keyset |= PYTHON_KEYS
     if impl._storage is None:
         impl.storage()      # autograd's detach keeps a subclass's class for impls with a storage (graph.py)
@@ -118,7 +101,6 @@ def _make_wrapper_subclass(cls, size, strides=None, storage_offset=None, memory_
     _check_tensor_class(cls, "_make_wrapper_subclass")
     if not has_torch_dispatch(cls):
         raise TypeError(f"{cls.__name__} must define __torch_dispatch__")
-    _check_torch_dispatch_definition(cls)
     size = _int_list(size, "size")
     if strides is None:
         strides = contiguous_strides(size)
@@ -234,9 +216,8 @@ def dispatch_to_subclasses(op, ks, values, mode=None):
     _, args, kwargs = python_arguments(op, values, plan)
     types = tuple(type(a) for a in overloaded)
     for a in overloaded:
-        cls = type(a)
-        _check_torch_dispatch_definition(cls)
-        ret = cls.__torch_dispatch__(op, types, args, kwargs)
+        # looked up on the tensor, as PyTorch does: a classmethod gets the class, a plain method the tensor
+        ret = a.__torch_dispatch__(op, types, args, kwargs)
         if ret is not NotImplemented:
             ret = check_result(plan, ret)
             writes = _write_returns(op)
@@ -253,8 +234,27 @@ def _wrapper_refusal(self, what: str):
     raise RuntimeError(f".{what}() is not supported for tensor subclasses, got {type(self).__name__}")
 
 
+_DETACH = [None]
+_PYTHON_BIT = bit(K.Python)
+
+
+def _detach_subclass(t):
+    """PyTorch's ``shallow_copy_and_detach`` of a tensor with the Python key (autograd saving or unpacking an
+    output, ``.data``): ``aten.detach.default`` handed to its class's ``__torch_dispatch__``.  None (a plain
+    shallow copy) where the key is excluded or the class takes no part in Python dispatch."""
+    if not (t._impl.keyset & _PYTHON_BIT) or state().exclude & _PYTHON_BIT or not has_torch_dispatch(type(t)):
+        return None
+    op = _DETACH[0]
+    if op is None:
+        from ..dispatch.ops import ops
+        op = _DETACH[0] = ops.aten.detach.default
+    return dispatch_to_subclasses(op, t._impl.keyset, [t])
+
+
 def install(tensor_cls) -> None:
     """Called once by onion's loader."""
+    from ..autograd import graph
+    graph._PYTHON_DETACH[0] = _detach_subclass
     tensor_cls._make_subclass = staticmethod(_make_subclass)
     tensor_cls._make_wrapper_subclass = staticmethod(_make_wrapper_subclass)
     tensor_cls.as_subclass = as_subclass

@@ -196,10 +196,79 @@ def test_autograd_redispatch_reaches_the_mode_once():
     with Pass():
         with dispatch_trace(1) as buf:
             out = a + b
-    assert buf.getvalue().splitlines() == ["[call] op=[aten::add.Tensor], key=[AutogradCPU]",
-                                           " [redispatch] op=[aten::add.Tensor], key=[Python]",
-                                           "  [call] op=[aten::add.Tensor], key=[CPU]"]
+    # PythonTLSSnapshot (the highest key, included with the mode) keeps the state on entry, then autograd,
+    # then the Python key hands the call to the mode, whose call goes to the kernel
+    assert buf.getvalue().splitlines() == ["[call] op=[aten::add.Tensor], key=[PythonTLSSnapshot]",
+                                           " [redispatch] op=[aten::add.Tensor], key=[AutogradCPU]",
+                                           "  [redispatch] op=[aten::add.Tensor], key=[Python]",
+                                           "   [call] op=[aten::add.Tensor], key=[CPU]"]
     assert out.grad_fn is not None and out.tolist() == [2.0, 2.0, 2.0]
+
+
+@pytest.mark.oracle
+def test_python_tls_snapshot_is_a_fallback_as_torch():
+    """PyTorch registers a backend fallback (not a fallthrough) at PythonTLSSnapshot, as at Python."""
+    for lib in (torch, onion):
+        rows = {line.split(":")[0]: line for line in lib._C._dispatch_dump_table("aten::add.Tensor").splitlines()}
+        assert "fallthrough" not in rows["PythonTLSSnapshot"] and "fallback" in rows["PythonTLSSnapshot"]
+
+
+def _key_names(ks) -> set:
+    """The names in a keyset's repr, restricted to the keys onion has (PyTorch has more)."""
+    names = set(str(ks)[len("DispatchKeySet("):-1].replace(" ", "").split(",")) - {""}
+    return {n for n in names if n in DispatchKey.__members__}
+
+
+@pytest.mark.oracle
+def test_restore_python_tls_snapshot_as_torch():
+    """``_RestorePythonTLSSnapshot`` inside ``__torch_dispatch__`` (of a mode, or of a subclass with no mode)
+    puts back the keys the call entered the dispatcher with, so the operator called there records autograd;
+    outside a dispatched call it raises."""
+    def run(lib, pd):
+        seen = []
+
+        def inside(func, args, kwargs):
+            C = lib._C
+            before = (str(C._dispatch_tls_local_include_set()), str(C._dispatch_tls_local_exclude_set()))
+            with C._RestorePythonTLSSnapshot():
+                inc, exc = C._dispatch_tls_local_include_set(), C._dispatch_tls_local_exclude_set()
+                r = func(*args, **(kwargs or {}))
+            after = (str(C._dispatch_tls_local_include_set()), str(C._dispatch_tls_local_exclude_set()))
+            seen.append((str(func), sorted(_key_names(inc)), sorted(_key_names(exc)), r.grad_fn is not None,
+                         before == after))
+            return r
+
+        class Mode(pd.TorchDispatchMode):
+            def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+                return inside(func, args, kwargs)
+
+        class Sub(lib.Tensor):
+            __torch_function__ = lib._C._disabled_torch_function_impl
+
+            @classmethod
+            def __torch_dispatch__(cls, func, types, args=(), kwargs=None):
+                with lib._C._DisableTorchDispatch():
+                    args = [a.as_subclass(lib.Tensor) if isinstance(a, Sub) else a for a in args]
+                    return inside(func, args, kwargs)
+
+        x = lib.ones(2, requires_grad=True)
+        with Mode():
+            x * 2
+        s = lib.Tensor._make_subclass(Sub, lib.ones(2))
+        s.neg()
+        try:
+            with lib._C._RestorePythonTLSSnapshot():
+                pass
+        except RuntimeError as e:
+            seen.append(str(e))
+        return seen
+    import onion.utils._python_dispatch as opd
+    import torch.utils._python_dispatch as tpd
+    t, o = run(torch, tpd), run(onion, opd)
+    assert t == o
+    assert o[0][3] is True and "Python" in o[0][1] and o[0][4] is True
+    assert o[1][0] == "aten.neg.default" and len(o) == 3
+    assert o[-1] == "Accessing torch dispatch state outside of '__torch_dispatch__' is not allowed."
 
 
 @pytest.mark.oracle

@@ -79,6 +79,48 @@ def test_logging_tensor_forward_and_grad_log_the_same_operators():
         "LoggingTensor", [6.0], "MulBackward0")
 
 
+def test_saved_outputs_are_detached_through_torch_dispatch():
+    """Autograd saving an output (exp's, relu's) and unpacking it in backward, and ``.data``, detach the subclass
+    tensor through its ``__torch_dispatch__`` (PyTorch's ``shallow_copy_and_detach`` of a Python tensor)."""
+    def run(lib):
+        log = []
+        LT = logging_tensor(lib, log)
+        x = LT(lib.tensor([0.0, -2.0], requires_grad=True))
+        w = LT(lib.tensor([0.5, -3.0]))
+        y = (x.exp() * w).relu().sum()
+        fwd = [f for f, _ in log]
+        log.clear()
+        (g,) = lib.autograd.grad((y,), (x,))
+        bwd = [f for f, _ in log]
+        log.clear()
+        d = x.data
+        return fwd, bwd, [f for f, _ in log], type(d).__name__, type(g).__name__, g.elem.tolist()
+    t, o = run(torch), run(onion)
+    assert t == o
+    assert o[0] == ["aten.exp.default", "aten.detach.default", "aten.mul.Tensor", "aten.relu.default",
+                    "aten.detach.default", "aten.sum.default"]
+    assert o[1].count("aten.detach.default") == 2 and o[2] == ["aten.detach.default"]
+
+
+def test_saved_outputs_under_a_mode_are_detached_once():
+    """With a mode pushed the mode sees the detach first and the subclass once, below it, as in PyTorch."""
+    def run(lib, pd):
+        log = []
+        LT = logging_tensor(lib, log)
+
+        class Mode(pd.TorchDispatchMode):
+            def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+                log.append(("mode " + str(func), [t.__name__ for t in types]))
+                return func(*args, **(kwargs or {}))
+        x = LT(lib.tensor([1.0, 2.0], requires_grad=True))
+        with Mode():
+            lib.autograd.grad((x.exp().sum(),), (x,))
+        return log
+    import onion.utils._python_dispatch as opd
+    import torch.utils._python_dispatch as tpd
+    assert run(torch, tpd) == run(onion, opd)
+
+
 def test_out_argument_reaches_dispatch_as_the_out_overload():
     def run(lib):
         log = []
@@ -405,21 +447,43 @@ def test_construction_errors_match(lib):
     assert got == expected
 
 
-def test_torch_dispatch_as_a_plain_method_is_refused():
-    # deliberate difference: PyTorch 2.13 binds a plain method to the tensor and calls it, so the mistake
-    # shows only later (or never); onion names it where the class is first used
-    class Plain(onion.Tensor):
-        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-            return onion.zeros(2)
+def test_torch_dispatch_as_a_plain_method_or_staticmethod_as_torch():
+    """PyTorch 2.13 looks ``__torch_dispatch__`` up on the tensor: a plain method is called bound to the first
+    overloaded tensor, a staticmethod with the four arguments, a non-callable fails when called."""
+    def run(lib):
+        seen = []
 
-    with pytest.raises(RuntimeError, match=r"Plain.__torch_dispatch__: defining your `__torch_dispatch__` as a "
-                                           r"plain method is not supported, please switch to a classmethod"):
-        onion.Tensor._make_wrapper_subclass(Plain, (2,))
+        class Plain(lib.Tensor):
+            __torch_function__ = lib._C._disabled_torch_function_impl
 
-    class NotCallable(onion.Tensor):
-        __torch_dispatch__ = 3
-    with pytest.raises(TypeError, match="NotCallable.__torch_dispatch__ must be a classmethod, not int"):
-        onion.Tensor._make_wrapper_subclass(NotCallable, (2,))
+            def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+                seen.append(("plain", str(func), self.tag, [t.__name__ for t in types]))
+                return lib.zeros(2) if str(func) != "aten.neg.default" else NotImplemented
+
+        class Static(lib.Tensor):
+            __torch_function__ = lib._C._disabled_torch_function_impl
+
+            @staticmethod
+            def __torch_dispatch__(func, types, args=(), kwargs=None):
+                seen.append(("static", str(func), len(args), [t.__name__ for t in types]))
+                return lib.ones(2)
+
+        class NotCallable(lib.Tensor):
+            __torch_dispatch__ = 3
+
+        a, b = lib.Tensor._make_wrapper_subclass(Plain, (2,)), lib.Tensor._make_wrapper_subclass(Plain, (2,))
+        a.tag, b.tag = "a", "b"
+        out = [type(lib.add(a, b)).__name__, type(lib.add(lib.ones(2), b)).__name__, _error(lambda: lib.neg(a))]
+        s = lib.Tensor._make_wrapper_subclass(Static, (2,))
+        out.append(lib.mul(s, 2).tolist())
+        n = lib.Tensor._make_subclass(NotCallable, lib.ones(2))
+        out.append(type(n).__name__)
+        out.append(_error(lambda: lib.add(n, 1)))
+        return seen, out
+    t, o = run(torch), run(onion)
+    assert t == o
+    assert o[0][:2] == [("plain", "aten.add.Tensor", "a", ["Plain"]), ("plain", "aten.add.Tensor", "b", ["Plain"])]
+    assert o[1][-1] == ("TypeError", "'int' object is not callable")
 
 
 def test_a_wrapper_has_no_values_of_its_own():

@@ -98,6 +98,35 @@ SCENARIOS = {
     "bool": lambda lib, m: bool(lib.ones(())),
     "equal": lambda lib, m: lib.equal(lib.ones(2), lib.ones(2)),
     "allclose": lambda lib, m: lib.allclose(lib.ones(2), lib.ones(2)),
+    # operators without a Meta kernel: their CPU kernel on zeros (PyTorch's fallback kernels)
+    "geqrf": lambda lib, m: lib.geqrf(lib.randn(2, 5, 3)),
+    "geqrf_empty_batch": lambda lib, m: lib.geqrf(lib.randn(0, 2, 5)),
+    "histogram": lambda lib, m: lib.histogram(lib.randn(10), 5, weight=lib.rand(10), density=True),
+    "histogram_bins_tensor": lambda lib, m: lib.histogram(lib.randn(10), lib.tensor([0., 1., 3.])),
+    "histogramdd": lambda lib, m: lib.histogramdd(lib.randn(10, 2), [3, 4]),
+    "histogramdd_bin_tensors": lambda lib, m: lib.histogramdd(lib.randn(10, 2), [lib.ones(3), lib.ones(2)]),
+    # out= through the fallback: the fake outs come back as they were (PyTorch's fallback does not resize them)
+    "geqrf_out": lambda lib, m: lib.geqrf(lib.randn(4, 3), out=(lib.empty(0), lib.empty(0))),
+    "histogram_out": lambda lib, m: lib.histogram(lib.randn(10), 4, out=(lib.empty(0), lib.empty(0))),
+    # composites that read no values under the mode
+    "quantile": lambda lib, m: lib.quantile(lib.randn(4, 10), lib.tensor([0.2, 0.5]), dim=1, keepdim=True),
+    "quantile_scalar": lambda lib, m: lib.quantile(lib.randn(4, 10), 0.3, dim=0),
+    "nanquantile": lambda lib, m: lib.nanquantile(lib.randn(10), lib.tensor(0.5)),
+    "unravel_index": lambda lib, m: lib.unravel_index(lib.tensor([1, 5, 7]), (3, 4)),
+    "unravel_index_0dim": lambda lib, m: lib.unravel_index(lib.tensor(5), (3, 4)),
+    "tensor_split_0dim": lambda lib, m: lib.tensor_split(lib.ones(10), lib.ones((), dtype=lib.int64)),
+    "istft": lambda lib, m: lib.istft(lib.ones(5, 33, dtype=lib.complex64), 8, window=lib.ones(8)),
+    # one-element tensors made from Python data under the mode are constants: their values are kept
+    "constant_item": lambda lib, m: (lib.tensor(3) * 2 + 1).item(),
+    "constant_tensor_split": lambda lib, m: lib.tensor_split(lib.ones(10), lib.tensor(3)),
+    "constant_nonzero": lambda lib, m: lib.nonzero(lib.tensor(3)),
+    "constant_equal": lambda lib, m: lib.equal(lib.tensor(3), lib.tensor(3)),
+    "constant_bool": lambda lib, m: bool(lib.tensor(2.5) > 2),
+    "constant_arange": lambda lib, m: lib.arange(lib.tensor(4)),
+    "two_elements_no_constant": lambda lib, m: lib.tensor([1.0, 2.0]).sum().item(),
+    "constant_plus_fake": lambda lib, m: (lib.tensor(3.0) + lib.ones(())).item(),
+    "constant_written_by_fake": lambda lib, m: lib.tensor(3.0).add_(lib.ones(())).item(),
+    "constant_written_by_constant": lambda lib, m: lib.tensor(3.0).add_(lib.tensor(1.0)).item(),
 }
 
 
@@ -325,6 +354,58 @@ def test_operator_without_meta_kernel_is_unsupported():
         assert str(e.value) == "fake_test_nometa.double_it.default"
     finally:
         lib._destroy()
+
+
+def test_fallback_kernels_as_torch():
+    """Without a Meta kernel an aten operator runs its CPU kernel on zeros; with ``allow_fallback_kernels=False``
+    (or for another namespace) it is unsupported; a Meta tensor itself gets no fallback."""
+    for kw in ({}, {"allow_fallback_kernels": False}):
+        _torch_fake().FakeTensorMode.cache_clear()    # PyTorch's dispatch cache would answer from the first run
+        ro, rt = _both(lambda lib, m: lib.geqrf(lib.ones(3, 2)), **kw)
+        assert ro == rt
+    rt = _outcome(lambda: torch.geqrf(torch.ones(3, 2, device="meta")))
+    ro = _outcome(lambda: onion.geqrf(onion.ones(3, 2, device="meta")))
+    assert ro[0] == rt[0] == "err" and type(ro[1]) is type(rt[1]) is NotImplementedError
+
+
+def test_constants_as_torch():
+    """Which fakes keep a constant, after in-place writes, a view that may write it, autograd."""
+    def run(lib, ft):
+        out = []
+        with ft.FakeTensorMode():
+            d = lib.tensor(2.0)
+            r = d.add_(1)
+            out.append((r is d, d.constant is not None, d.item()))
+            f = lib.tensor(5.0)
+            f.expand(3)            # a result of several elements shares the constant's memory: it is dropped
+            out.append(f.constant is None)
+            x = lib.tensor(1.5, requires_grad=True)
+            y = x * 2
+            (g,) = lib.autograd.grad(y, x)
+            out.append((type(y.grad_fn).__name__, y.item(), g.constant is not None))
+            out.append(lib.tensor([1.0, 2.0]).constant is None)
+        return out
+    assert run(torch, _torch_fake()) == run(onion, onion._subclasses.fake_tensor)
+
+
+def test_quantile_on_fake_tensors_keeps_q_in_the_graph_as_torch():
+    def run(lib, ft):
+        m = ft.FakeTensorMode()
+        x = m.from_tensor(lib.randn(4, 10))
+        q = m.from_tensor(lib.tensor([0.2, 0.5], requires_grad=True))
+        with m:
+            r = lib.quantile(x, q, dim=1)
+            (g,) = lib.autograd.grad(r.sum(), q)
+        return tuple(r.shape), r.requires_grad, type(g).__name__, tuple(g.shape)
+    assert run(torch, _torch_fake()) == run(onion, onion._subclasses.fake_tensor)
+
+
+def test_tensor_split_reads_no_fake_indices_as_torch():
+    def split(lib, m):
+        return lib.tensor_split(lib.ones(10), lib.tensor([2, 5]))
+    ro, rt = _both(split)
+    assert ro[:2] == rt[:2] == ("err", "RuntimeError")
+    assert ro[2].splitlines()[0] == rt[2].splitlines()[0]
 
 
 def test_register_fake_is_used_by_the_mode():

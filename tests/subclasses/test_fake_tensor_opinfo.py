@@ -29,21 +29,9 @@ _DATA_DEPENDENT = {tft.DynamicOutputShapeException: DynamicOutputShapeException,
                    tft.DataDependentOutputException: DataDependentOutputException}
 
 # (entry key) -> why onion's fake run differs from the real run or from PyTorch's fake run
-_NO_META = "onion has no Meta kernel for it (the fake run raises UnsupportedOperatorException); PyTorch has one"
-_READS_CPU_ARRAY = ("onion's composite reads the array of a tensor whose device is not meta (a fake CPU tensor holds "
-                    "a Meta array): it decides 'has data' by the device, not by the array")
-FAKE_KNOWN: dict = {
-    "geqrf": _NO_META, "histogram": _NO_META, "histogramdd": _NO_META,
-    "quantile": _READS_CPU_ARRAY, "nanquantile": _READS_CPU_ARRAY, "unravel_index": _READS_CPU_ARRAY,
-    "istft": "onion's istft checks the window's overlap-add by reading values and raises NotImplementedError on "
-             "Meta; PyTorch's composite calls aten.equal, so its fake run raises DataDependentOutputException",
-}
+FAKE_KNOWN: dict = {}
 # differences seen only in the full sweep (other samples)
-FAKE_KNOWN_FULL: dict = {
-    "tensor_split": "onion's tensor_split reads a tensor of split indices through its array (int() of it), which a "
-                    "fake tensor lacks (TypeError); PyTorch's reads it with item(), so its fake run raises "
-                    "DataDependentOutputException",
-}
+FAKE_KNOWN_FULL: dict = {}
 
 
 def _dtype_name(dt) -> str:

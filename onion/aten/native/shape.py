@@ -12,6 +12,7 @@ import math
 import numpy as np
 
 from ...backends import backend_for
+from ...backends.meta import MetaArray
 from ...core import dtype as _dt
 from ...core.creation_meta import CreationMeta
 from ...core.device import canonical
@@ -575,8 +576,11 @@ def tensor_split_tensor_indices_or_sections(self, tensor_indices_or_sections, di
     if n > 1:
         raise RuntimeError(f"tensor_split expected tensor_indices_or_sections to be a zero-dimensional or "
                            f"one-dimensional tensor, but got a tensor with {n} dims")
-    if n == 0:
-        return at.tensor_split_sections(self, int(ti._array), dim)
+    if n == 0:      # item(): a fake tensor raises DataDependentOutputException there, as in PyTorch
+        return at.tensor_split_sections(self, int(tensor_indices_or_sections.item()), dim)
+    if ti._array.size and type(ti._array) is MetaArray:
+        # PyTorch reads the indices from the tensor's memory, which a fake tensor does not have
+        raise RuntimeError("The tensor has a non-zero number of elements, but its data is not allocated yet.")
     return at.tensor_split_indices(self, [int(v) for v in ti._array.tolist()], dim)
 
 

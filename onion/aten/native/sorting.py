@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ...backends.meta import MetaArray
 from ...core import dtype as _dt
 from ...core.geometry import is_non_overlapping_and_dense, wrap_dim
 from .. import iterator as _it
@@ -31,6 +32,12 @@ _f32 = np.float32
 
 def _meta(impl) -> bool:
     return impl.device.type == "meta"
+
+
+def _no_data(impl) -> bool:
+    """No values to read: a Meta tensor, or a composite's input that is a fake tensor (a real device over a
+    Meta array); the composite then computes geometry only, through operators a mode sees."""
+    return impl.device.type == "meta" or type(impl._array) is MetaArray
 
 
 def _values(impl):
@@ -1258,7 +1265,7 @@ def _quantile_checks(name, self, q, dim, interpolation, out=None):
                            f"got {interpolation}")
     if out is not None and out._impl.dtype is not impl.dtype:
         raise RuntimeError(f"{name}() out tensor must be same dtype as the input tensor")
-    if hasattr(q, "_impl") and not _meta(q._impl):
+    if hasattr(q, "_impl") and not _no_data(q._impl):
         qa = q._impl._array
         if qa.size and not ((qa >= 0).all() and (qa <= 1).all()):
             raise RuntimeError(f"{name}() q values must be in the range [0, 1]")
@@ -1281,15 +1288,16 @@ def _quantile(name, self, q, dim, keepdim, interpolation, ignore_nan):
     lead = tuple(srt._impl._array.shape[:-1])
     dt = impl.dtype
     if hasattr(q, "_impl"):
-        qv = None if _meta(q._impl) else q._impl._array.reshape(-1)
+        qv = None if _no_data(q._impl) else q._impl._array.reshape(-1)
         nq = q._impl._array.size
     else:
         qv = np.array([q], dt.np)
         nq = 1
-    q_slope = None      # d rank / d q, where q is a tensor the linear weights depend on (as ATen's ranks)
-    if _meta(impl) or qv is None:
+    q_slope = q_fixed = None    # d rank / d q, where q is a tensor the linear weights depend on (as ATen's ranks)
+    no_values = _no_data(impl) or qv is None
+    if no_values:
         below = np.zeros(lead + (nq,), np.int64)
-        above, weight = below, np.zeros(lead + (nq,), dt.np)
+        above, weight = below, None
     else:
         s = srt._impl._array
         one = dt.np.type(1)
@@ -1322,14 +1330,15 @@ def _quantile(name, self, q, dim, keepdim, interpolation, ignore_nan):
     r = lo
     if interpolation in ("linear", "midpoint"):
         hi = _pick_sorted(srt, above, n)
-        w = _new(impl.device, weight.shape, dt, weight)
-        if interpolation == "linear" and q_slope is not None and hasattr(q, "_impl") and q._impl.requires_grad:
+        w = _blank_or_new(impl, below.shape, dt, weight)
+        if interpolation == "linear" and (q_slope is not None or no_values) and hasattr(q, "_impl") \
+                and q._impl.requires_grad:
             # the weights are rank - floor(rank) with rank linear in q: q's gradient flows through them (the
             # added term is zero, its derivative the slope), as through ATen's composite
             # where a rank is fixed, ATen's masked_fill gives q a zero gradient (not NaN * 0)
             dq = at.sub_Tensor(at.reshape(q, [-1]), at.reshape(q.detach(), [-1]), 1)
-            dw = dq * _new(impl.device, q_slope.shape, dt, q_slope)
-            w = w + at.where_self(_new(impl.device, q_fixed.shape, _dt.bool, q_fixed),
+            dw = dq * _blank_or_new(impl, below.shape, dt, q_slope)
+            w = w + at.where_self(_blank_or_new(impl, below.shape, _dt.bool, q_fixed),
                                   at.zeros_like(dw, None, None, None, None, None), dw)
         # ATen's lerp: from the nearer end, so a weight of 1 gives the upper value exactly
         diff = hi - lo
@@ -1351,14 +1360,22 @@ def _quantile(name, self, q, dim, keepdim, interpolation, ignore_nan):
     return r
 
 
+def _blank_or_new(impl, shape, dtype, arr):
+    """A tensor of ``arr``'s values on ``impl``'s device; without values (``impl`` holds no data) a ``zeros``
+    call, so that under a mode (FakeTensorMode) it is the mode's tensor like the others."""
+    if arr is None:
+        return at.zeros(list(shape), dtype, None, impl.device, None)
+    return _new(impl.device, shape, dtype, arr)
+
+
 def _pick_sorted(srt, pos, n):
     """``srt``'s elements at ``pos`` along its last dim (``pos``: lead + (nq,)), differentiably: a 0/1
     selection matrix per row, summed over the sorted values."""
     impl = srt._impl
     shape = pos.shape[:-1] + (n, pos.shape[-1])
-    sel = None if _meta(impl) else (np.arange(n).reshape(-1, 1) == pos[..., None, :])
-    mask = _new(impl.device, shape, impl.dtype, sel)
-    if _meta(impl) or not np.isnan(impl._array).any():
+    sel = None if _no_data(impl) else (np.arange(n).reshape(-1, 1) == pos[..., None, :])
+    mask = _blank_or_new(impl, shape, impl.dtype, sel)
+    if sel is None or not np.isnan(impl._array).any():
         return at.sum_dim_IntList(at.unsqueeze(srt, -1) * mask, [-2], False, None)
     # NaN * 0 would spread: the NaN are zeroed first, and put back where a NaN itself is picked
     nan = at.ne_Tensor(srt, srt)
