@@ -1148,3 +1148,20 @@ def threshold_backward(xp, grad_output, self, threshold):
     """relu's (and threshold's) gradient: ``grad_output`` where ``self`` is above ``threshold``, else 0 (a NaN in
     ``self`` passes the gradient, as PyTorch's ``x <= threshold ? 0 : grad``)."""
     return xp.where(self <= threshold, xp.zeros((), grad_output.dtype), grad_output)
+
+
+# ---- gradops: the backward operators of tanh and sigmoid (their derivatives take the saved result)
+def _conj_if_complex(xp, a):
+    return xp.conjugate(a) if a.dtype.kind == "c" else a
+
+
+@formula("binary", 2, torch_name="tanh_backward")
+def tanh_backward(xp, grad_output, output):
+    """``grad_output * conj(1 - output**2)``: tanh's gradient from its own result."""
+    return grad_output * _conj_if_complex(xp, 1 - output * output)
+
+
+@formula("binary", 2, torch_name="sigmoid_backward")
+def sigmoid_backward(xp, grad_output, output):
+    """``grad_output * conj((1 - output) * output)``: sigmoid's gradient from its own result."""
+    return grad_output * _conj_if_complex(xp, (1 - output) * output)
