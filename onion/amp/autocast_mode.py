@@ -354,14 +354,14 @@ def is_autocast_available(device_type: str) -> bool:
 
 def _check_custom_backend_module() -> None:
     """A PrivateUse1 backend takes part in autocast once its module says which dtypes it supports."""
-    import onion
+    import sys
     from ..core.device import _PRIVATE_NAME
     name = _PRIVATE_NAME[0]
     message = (f"Tried to use AMP with the `{name}` backend, but the backend has not registered a module or  the "
                "module miss some necessary funcs. The backend should register a module by "
                "`onion._register_device_module`, and the module must have these funcs: \n"
                "`get_amp_supported_dtype() -> List[onion.dtype]`. \n")
-    mod = getattr(onion, name, None)
+    mod = getattr(sys.modules[__name__.split(".")[0]], name, None)     # the backend's module, onion.<name>
     if mod is None:
         raise AssertionError(message)
     if not hasattr(mod, "get_amp_supported_dtype"):
