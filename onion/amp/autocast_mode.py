@@ -23,6 +23,7 @@ class _AutocastState(threading.local):
 
     def __init__(self):
         self.dtype = {"cpu": bfloat16, "cuda": float16}
+        self.enabled: dict = {}        # device types without an Autocast key in onion -> enabled
         self.cache_enabled = True
         self.nesting = 0
         self.cache: dict = {}          # id(source impl) -> (source tensor, cast tensor)
@@ -31,36 +32,75 @@ class _AutocastState(threading.local):
 _tls = _AutocastState()
 
 
+# c10's device types in the order its parser lists them, and what autocast knows of each (PyTorch 2.13)
+_PYTORCH_DEVICE_TYPES = ("cpu", "cuda", "ipu", "xpu", "mkldnn", "opengl", "opencl", "ideep", "hip", "ve", "fpga",
+                         "maia", "xla", "lazy", "vulkan", "mps", "meta", "hpu", "mtia", "privateuseone")
+_DEFAULT_DTYPE = {"cpu": bfloat16, "cuda": float16, "ipu": float16, "xpu": float16, "hip": float16, "maia": bfloat16,
+                  "xla": bfloat16, "mps": float16, "hpu": bfloat16, "mtia": float16, "privateuseone": float16}
+# device types with an Autocast dispatch key in PyTorch; onion has tensors (and cast kernels) for cpu and cuda only,
+# so for the others a region only keeps the settings, as PyTorch's does for a device no tensor is on
+_AUTOCAST_TYPES = frozenset(("cpu", "cuda", "ipu", "xpu", "maia", "xla", "mps", "hpu", "mtia", "privateuseone"))
+
+
+def _parse_type(device_type: str) -> str:
+    """The type of a device string, with c10's parser errors (its full list of device types)."""
+    from ..core.device import _PRIVATE_NAME
+    text = device_type.strip()
+    if not text:
+        raise RuntimeError("Device string must not be empty")
+    kind, sep, idx = text.partition(":")
+    if kind == _PRIVATE_NAME[0]:
+        kind = "privateuseone"
+    if kind not in _PYTORCH_DEVICE_TYPES:
+        raise RuntimeError(f"Expected one of {', '.join(_PYTORCH_DEVICE_TYPES)} device type at start of device "
+                           f"string: {text}")
+    if sep and not idx.isdigit():
+        raise RuntimeError(f"Invalid device string: '{text}'")
+    return kind
+
+
 def _device_type(device_type) -> str:
     """The device type string, checked as PyTorch checks it (unknown strings: the device parser's error)."""
     if device_type is None:
         return "cuda"
     if not isinstance(device_type, str):
         raise ValueError(f"Expected `device_type` of type `str`, got: `{type(device_type)}`")
-    from ..core.device import device
-    kind = device(device_type).type
-    if kind not in _KEY_OF_DEVICE:
-        raise RuntimeError(f"autocast: device type '{kind}' is not supported; onion has Autocast keys for "
-                           f"'cpu' and 'cuda' only")
+    kind = _parse_type(device_type)
+    if kind not in _AUTOCAST_TYPES:
+        raise RuntimeError("unknown device type for autocast in get_autocast_dispatch_key_from_device_type")
     return kind
 
 
 def is_autocast_enabled(device_type: str | None = None) -> bool:
     """Whether autocast is on for the device (no argument: CUDA, as PyTorch's legacy form)."""
-    return not state().exclude & _KEY_OF_DEVICE[_device_type(device_type)]
+    kind = _device_type(device_type)
+    key = _KEY_OF_DEVICE.get(kind)
+    if key is None:
+        return _tls.enabled.get(kind, False)
+    return not state().exclude & key
 
 
 def set_autocast_enabled(device_type, enabled=None) -> None:
     """``set_autocast_enabled(device_type, enabled)``, or the legacy ``set_autocast_enabled(enabled)`` (CUDA)."""
     if enabled is None:
         device_type, enabled = "cuda", device_type
-    key = _KEY_OF_DEVICE[_device_type(device_type)]
+    kind = _device_type(device_type)
+    key = _KEY_OF_DEVICE.get(kind)
+    if key is None:
+        _tls.enabled[kind] = bool(enabled)
+        return
     ex = state().exclude
     tls.exclude = (ex & ~key) if enabled else (ex | key)
 
 
 def get_autocast_dtype(device_type: str):
-    return _tls.dtype[_device_type(device_type)]
+    if not isinstance(device_type, str):
+        raise TypeError(f"get_autocast_dtype(): argument 'device_type' (position 1) must be str, not "
+                        f"{type(device_type).__name__}")
+    kind = _parse_type(device_type)
+    if kind not in _DEFAULT_DTYPE:
+        raise RuntimeError("unsupported scalarType")
+    return _tls.dtype.get(kind, _DEFAULT_DTYPE[kind])
 
 
 def set_autocast_dtype(device_type: str, dtype) -> None:
@@ -110,14 +150,29 @@ class autocast:
     """``with onion.autocast("cpu"):`` or ``@onion.autocast("cpu")``: mixed precision for the listed operators."""
 
     def __init__(self, device_type: str, dtype=None, enabled: bool = True, cache_enabled: bool | None = None):
+        if not isinstance(device_type, str):
+            raise ValueError(f"Expected `device_type` of type `str`, got: `{type(device_type)}`")
+        # PyTorch's order: the default dtype first (so an unknown type fails in the parser, one without autocast
+        # dtype with "unsupported scalarType"), then whether the type has autocast at all
+        self.fast_dtype = get_autocast_dtype(device_type) if dtype is None else dtype
+        if not is_autocast_available(device_type):
+            raise RuntimeError(f"User specified an unsupported autocast device_type '{device_type}'")
         self.device = _device_type(device_type)
-        self.fast_dtype = get_autocast_dtype(self.device) if dtype is None else dtype
+        if self.device == "privateuseone":
+            _check_custom_backend_module()
         self._cache_enabled = is_autocast_cache_enabled() if cache_enabled is None else bool(cache_enabled)
         enabled = bool(enabled)
         if self.device == "cpu":
             if enabled and self.fast_dtype not in (bfloat16, float16):
                 warnings.warn("In CPU autocast, but the target dtype is not supported. Disabling autocast.\n"
                               "CPU Autocast only supports dtypes of onion.bfloat16, onion.float16 currently.",
+                              stacklevel=2)
+                enabled = False
+        elif self.device != "cuda":
+            if enabled and self.fast_dtype not in (bfloat16, float16):
+                name = self.device.upper()
+                warnings.warn(f"In {name} autocast, but the target dtype is not supported. Disabling autocast.\n"
+                              f"{name} Autocast only supports dtypes of onion.bfloat16, onion.float16 currently.",
                               stacklevel=2)
                 enabled = False
         elif enabled and not _cuda_available():
@@ -293,5 +348,21 @@ def custom_bwd(bwd=None, *, device_type: str):
 
 
 def is_autocast_available(device_type: str) -> bool:
-    """Whether onion has an Autocast key for the device type."""
-    return device_type in _KEY_OF_DEVICE
+    """Whether the device type has autocast (PyTorch's list; onion casts tensors of cpu and cuda)."""
+    return _parse_type(device_type) in _AUTOCAST_TYPES
+
+
+def _check_custom_backend_module() -> None:
+    """A PrivateUse1 backend takes part in autocast once its module says which dtypes it supports."""
+    import sys
+    from ..core.device import _PRIVATE_NAME
+    name = _PRIVATE_NAME[0]
+    message = (f"Tried to use AMP with the `{name}` backend, but the backend has not registered a module or  the "
+               "module miss some necessary funcs. The backend should register a module by "
+               "`onion._register_device_module`, and the module must have these funcs: \n"
+               "`get_amp_supported_dtype() -> List[onion.dtype]`. \n")
+    mod = getattr(sys.modules[__name__.split(".")[0]], name, None)     # the backend's module, onion.<name>
+    if mod is None:
+        raise AssertionError(message)
+    if not hasattr(mod, "get_amp_supported_dtype"):
+        raise AssertionError(message + "But the func `get_amp_supported_dtype` is missing. \n")

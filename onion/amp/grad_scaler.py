@@ -1,7 +1,8 @@
 """GradScaler: loss scaling for low-precision training, with PyTorch's stages, inf checks and scale updates.
 
-PyTorch does the inf check and the scale update in two operators (``_amp_foreach_non_finite_check_and_unscale_``,
-``_amp_update_scale_``); onion does the same arithmetic here with ordinary onion operators (no such operators yet).
+The inf check and the scale update are two operators, as in PyTorch (``_amp_foreach_non_finite_check_and_unscale_``
+once per device and dtype of the gradients, ``_amp_update_scale_`` once per update), so the scale, the growth
+tracker and the found-inf flags stay tensors on the device and a dispatch mode or the profiler sees those calls.
 """
 from __future__ import annotations
 
@@ -21,6 +22,21 @@ class OptState(Enum):
 
 def _refresh_per_optimizer_state() -> dict:
     return {"stage": OptState.READY, "found_inf_per_device": {}}
+
+
+class _MultiDeviceReplicator:
+    """One tensor, copied lazily to each device that asks for it (the per-device found-inf flags)."""
+
+    def __init__(self, master_tensor):
+        self.master = master_tensor
+        self._per_device_tensors: dict = {}
+
+    def get(self, device):
+        retval = self._per_device_tensors.get(device, None)
+        if retval is None:
+            retval = self.master.to(device=device, non_blocking=True, copy=True)
+            self._per_device_tensors[device] = retval
+        return retval
 
 
 class GradScaler:
@@ -81,7 +97,10 @@ class GradScaler:
 
     def _unscale_grads_(self, optimizer, inv_scale, found_inf, allow_fp16: bool) -> dict:
         from ..autograd.grad_mode import no_grad
-        per_device: dict = {}
+        from ..dispatch.ops import ops
+        per_device_inv_scale = _MultiDeviceReplicator(inv_scale)
+        per_device_found_inf = _MultiDeviceReplicator(found_inf)
+        per_device_and_dtype: dict = {}
         with no_grad():
             for group in optimizer.param_groups:
                 for param in group["params"]:
@@ -89,14 +108,13 @@ class GradScaler:
                         continue
                     if (not allow_fp16) and param.grad.dtype == float16:
                         raise ValueError("Attempting to unscale FP16 gradients.")
-                    dev = param.grad.device
-                    if dev not in per_device:
-                        per_device[dev] = found_inf.to(dev).clone()
                     grad = param.grad
-                    if not bool(grad.isfinite().all()):
-                        per_device[dev].fill_(1.0)
-                    grad.mul_(inv_scale.to(dev))
-        return per_device
+                    per_device_and_dtype.setdefault(grad.device, {}).setdefault(grad.dtype, []).append(grad)
+            for device, per_dtype in per_device_and_dtype.items():
+                for grads in per_dtype.values():
+                    ops.aten._amp_foreach_non_finite_check_and_unscale_.default(
+                        grads, per_device_found_inf.get(device), per_device_inv_scale.get(device))
+        return per_device_found_inf._per_device_tensors
 
     def unscale_(self, optimizer) -> None:
         """Divide the optimizer's gradients by the scale (once per step), recording whether any was inf/nan."""
@@ -109,7 +127,8 @@ class GradScaler:
         if state["stage"] is OptState.STEPPED:
             raise RuntimeError("unscale_() is being called after step().")
         inv_scale = self._scale.double().reciprocal().float()
-        found_inf = self._scale.new_full((), 0.0, dtype=float32)
+        from ..dispatch.ops import ops
+        found_inf = ops.aten.full.default((), 0.0, dtype=float32, device=self._scale.device)
         state["found_inf_per_device"] = self._unscale_grads_(optimizer, inv_scale, found_inf, False)
         state["stage"] = OptState.UNSCALED
 
@@ -138,6 +157,7 @@ class GradScaler:
         if not self._enabled:
             return
         from ..core.tensor import Tensor
+        from ..dispatch.ops import ops
         _scale, _growth_tracker = self._check_scale_growth_tracker("update")
         if new_scale is not None:
             if isinstance(new_scale, float):
@@ -149,23 +169,16 @@ class GradScaler:
                                          "with requires_grad=False.")
                 self._scale.copy_(new_scale)
         else:
-            found_infs = [f for s in self._per_optimizer_states.values()
-                          for f in s["found_inf_per_device"].values()]
+            found_infs = [found_inf.to(device=_scale.device, non_blocking=True)
+                          for state in self._per_optimizer_states.values()
+                          for found_inf in state["found_inf_per_device"].values()]
             if len(found_infs) == 0:
                 raise AssertionError("No inf checks were recorded prior to update.")
-            found = sum(float(f.item()) for f in found_infs)
-            if found:
-                _scale.mul_(self._backoff_factor)
-                _growth_tracker.fill_(0)
-            else:
-                successful = int(_growth_tracker.item()) + 1
-                if successful == self._growth_interval:
-                    grown = float(_scale.item()) * self._growth_factor
-                    if grown != float("inf"):
-                        _scale.fill_(grown)
-                    _growth_tracker.fill_(0)
-                else:
-                    _growth_tracker.fill_(successful)
+            found_inf_combined = found_infs[0]
+            for f in found_infs[1:]:
+                found_inf_combined += f
+            ops.aten._amp_update_scale_.default(_scale, _growth_tracker, found_inf_combined, self._growth_factor,
+                                                self._backoff_factor, self._growth_interval)
         self._per_optimizer_states = {}
 
     def _get_scale_async(self):

@@ -12,7 +12,7 @@ from ..core.tensor import Tensor
 from ..core.tls import tls, state as _tls_state
 from ..aten.at import at
 from ..aten.view_geometry import legacy_type_str
-from .graph import AccumulateGrad, accumulate_grad, gradient_edge
+from .graph import AccumulateGrad, accumulate_nonleaf_grad, gradient_edge
 from .formulas import sum_to
 
 
@@ -117,6 +117,7 @@ def _run_graph(roots, grads, retain_graph: bool, decide=None) -> None:
                     push(ready, (-nxt._sequence_nr, counter, nxt))
                     counter += 1
             k += 1
+        outs = g = b = None     # the gradients now live only in the buffers (AccumulateGrad counts holders)
 
 
 def _needed_nodes(roots, capture) -> set:
@@ -134,7 +135,8 @@ def _needed_nodes(roots, capture) -> set:
                 parents.setdefault(id(nxt), []).append(id(n))
                 stack.append(nxt)
     needed = set()
-    stack = [key[0] for key in capture if key[0] in seen]
+    # a capture point itself runs only when another capture point lies beyond it (as PyTorch's exec_info)
+    stack = [p for key in capture if key[0] in seen for p in parents.get(key[0], ())]
     while stack:
         k = stack.pop()
         if k not in needed:
@@ -169,11 +171,15 @@ def run_backward(outputs, grad_outputs, retain_graph: bool, create_graph: bool, 
         results = [None] * len(inputs)
 
         def capture_and_decide(node, buf):
+            if node._is_accumulate:
+                if accumulate:      # a leaf's gradient goes to its .grad only (not held here, so it may be stolen)
+                    return (id(node), 0) in capture
+                for k in capture.get((id(node), 0), ()):
+                    results[k] = buf[0]
+                return False
             for nr, g in enumerate(buf):
                 for k in capture.get((id(node), nr), ()):
                     results[k] = g
-            if node._is_accumulate:
-                return accumulate and (id(node), 0) in capture
             return id(node) in needed
         decide = capture_and_decide
 
@@ -194,7 +200,7 @@ def run_backward(outputs, grad_outputs, retain_graph: bool, create_graph: bool, 
         # backward(inputs=[non-leaf]) fills that tensor's .grad (leaves got theirs from AccumulateGrad)
         for t, r in zip(inputs, results):
             if r is not None and t._impl.grad_fn is not None:
-                accumulate_grad(t._impl, r, create_graph)
+                accumulate_nonleaf_grad(t._impl, r, create_graph)
     return results
 
 

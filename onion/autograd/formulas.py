@@ -353,3 +353,6 @@ def mean_backward_all(grad, sizes):
     for s in sizes:
         n *= s
     return at.div_Scalar(grad.expand(sizes), n)
+
+
+from .backward_gradops import *  # noqa: F401,F403,E402

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import itertools
 import weakref
+from sys import getrefcount as _refs
 
 from numpy import add as _np_add
 
@@ -146,18 +147,21 @@ class AccumulateGrad(Node):
         self.variable = variable
 
     def apply(self, grads):
-        (grad,) = grads
+        grad = grads[0]
         if grad is not None:
-            accumulate_grad(self.variable._impl, grad, _tls_state().grad_enabled)
+            # PyTorch steals a gradient no one else holds (use count 1) instead of copying it; here the holders
+            # are counted by reference: the engine's input buffer, this local and getrefcount's own argument
+            sole = _refs(grad) <= 3 and _refs(grad._impl) <= 2
+            accumulate_grad(self.variable._impl, grad, _tls_state().grad_enabled, sole)
         return ()
 
 
-def accumulate_grad(impl, grad, create_graph: bool) -> None:
+def accumulate_grad(impl, grad, create_graph: bool, sole: bool = False) -> None:
     """``impl.grad += grad``: a new differentiable sum under create_graph, else in place.
 
-    A first gradient is copied into the variable's own layout (PyTorch's
-    gradient layout contract), so ``.grad`` never aliases a buffer of the
-    backward pass (an expanded ones tensor, another node's output).
+    A first gradient is taken as it is (detached) when nothing else holds it (``sole``), grad mode is off
+    and it already has the variable's layout (PyTorch's gradient layout contract); otherwise it is copied
+    into that layout, so ``.grad`` never aliases a buffer of the backward pass (an expanded ones tensor).
     """
     g = impl.grad
     if g is not None and not create_graph and not _tls_state().mode_stack and impl.device.type == "cpu":
@@ -173,7 +177,11 @@ def accumulate_grad(impl, grad, create_graph: bool) -> None:
                 pass
     if impl.grad is None:
         if not create_graph and not grad._impl.requires_grad:
-            impl.grad = _clone_obey_contract(grad, impl)    # nothing to record, so no grad-mode switch
+            # nothing to record, so no grad-mode switch
+            if sole and _obeys_layout_contract(grad._impl, impl):
+                impl.grad = at.detach(grad)
+            else:
+                impl.grad = _clone_obey_contract(grad, impl)
             return
         with enable_grad() if create_graph else no_grad():
             impl.grad = _clone_obey_contract(grad, impl)
@@ -185,19 +193,34 @@ def accumulate_grad(impl, grad, create_graph: bool) -> None:
             at.add__Tensor(impl.grad, grad, 1)
 
 
+def accumulate_nonleaf_grad(impl, grad, create_graph: bool) -> None:
+    """A retained (or ``backward(inputs=...)``-captured) gradient of a non-leaf: a contiguous copy first,
+    then ``grad + new`` out of place, as PyTorch's retain_grad hook."""
+    with enable_grad() if create_graph else no_grad():
+        if impl.grad is None:
+            impl.grad = at.clone(grad, "contiguous_format")
+        else:
+            impl.grad = impl.grad + grad
+
+
+def _obeys_layout_contract(g, var) -> bool:
+    """Whether gradient ``g`` may become ``var``'s ``.grad`` as it is: ``var``'s strides where ``var`` is dense
+    (size-1 dimensions aside, unless broadcast with stride 0), else row-major contiguous."""
+    sizes = tuple(var._array.shape)
+    strides = var.strides
+    if _non_overlapping_and_dense(sizes, strides):
+        return all((gs != 0) if n == 1 else (gs == vs) for n, gs, vs in zip(g._array.shape, g.strides, strides))
+    return _same_layout(tuple(g._array.shape), g.strides, contiguous_strides(tuple(g._array.shape)))
+
+
 def _clone_obey_contract(grad, var):
     """A copy of ``grad`` with ``var``'s strides when ``var`` is dense, else contiguous (as PyTorch)."""
     sizes = tuple(var._array.shape)
     strides = var.strides
     if not _non_overlapping_and_dense(sizes, strides):
-        strides = contiguous_strides(sizes)
-    if _same_layout(sizes, grad._impl.strides, strides):
-        return at.clone(grad, None)                      # preserve_format keeps a dense layout
-    if _same_layout(sizes, strides, contiguous_strides(sizes)):
         return at.clone(grad, "contiguous_format")
-    out = at.empty_strided(list(sizes), list(strides), grad._impl.dtype, None, grad._impl.device, None)
-    at.copy_(out, grad, False)
-    return out
+    out = at.new_empty_strided(grad, list(sizes), list(strides), var.dtype, None, var.device, None)
+    return at.copy_(out, grad, False)
 
 
 def _same_layout(sizes, a, b) -> bool:

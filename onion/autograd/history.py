@@ -17,7 +17,7 @@ from ..core.tensor import make_tensor
 from ..core import tensor_impl
 from ..core.tensor_impl import ViewImpl
 from ..core.tls import state as _tls_state
-from .graph import Node, _same_layout, accumulate_grad, gradient_edge, meta, short_node_name
+from .graph import Node, _same_layout, accumulate_nonleaf_grad, gradient_edge, meta, short_node_name
 from .strided_backward import as_strided_backward
 
 
@@ -58,7 +58,7 @@ def _move_retain_hook(impl) -> None:
     def keep(grad):
         target = ref()
         if target is not None:
-            accumulate_grad(target, grad, _tls_state().grad_enabled)
+            accumulate_nonleaf_grad(target, grad, _tls_state().grad_enabled)
     fn = impl.__dict__.get("_grad_fn") if isinstance(impl, DifferentiableViewImpl) else impl.grad_fn
     impl._retain_hook = fn._add_tensor_pre_hook(impl.output_nr, keep)
 

@@ -115,7 +115,34 @@ def _to_events(rec: _profiling.Recorder) -> EventList:
             ev.op = made[id(raw.op)]
             ev.op.kernels.append(ev)
         out.append(ev)
-    return out
+    return _remove_dup_nodes(out)
+
+
+def _remove_dup_nodes(events: EventList) -> EventList:
+    """An event that is its parent's only (CPU) child and has the parent's name is folded into the parent,
+    as PyTorch's EventList does when it builds the tree: a composite overload calling another overload of
+    its own operator (``mean`` -> ``mean.dim``, ``mul.Scalar`` -> ``mul.Tensor``) shows as one row."""
+    gone = set()
+    for ev in events:
+        parent = ev.cpu_parent
+        if parent is None or parent.name != ev.name or ev.device_type is DeviceType.KERNEL:
+            continue
+        if sum(1 for c in parent.cpu_children if c.device_type is not DeviceType.KERNEL) != 1:
+            continue
+        # ``parent`` may itself have been folded into its own parent already: it is still the live holder
+        parent.cpu_children = [c for c in parent.cpu_children if c is not ev] + ev.cpu_children
+        for c in ev.cpu_children:
+            c.cpu_parent = parent
+        for k in ev.kernels:
+            k.op = parent
+        parent.kernels = parent.kernels + ev.kernels
+        parent._self_mem += ev._self_mem          # its time and bytes become the parent's own
+        gone.add(id(ev))
+    if not gone:
+        return events
+    kept = EventList([e for e in events if id(e) not in gone], profile_memory=events._profile_memory,
+                     trace_meta=events._trace_meta)
+    return kept
 
 
 class record_function:

@@ -110,7 +110,7 @@ class AutogradWriter:
         terms = [_requires_grad(a, n) for a, n in tensors]
         terms += [f"any(t is not None and t._impl.requires_grad for t in {n})" for _a, n in lists]
         pre = []
-        if f.is_inplace:
+        if f.is_inplace and not args[0].type.is_list:   # (a mutated Tensor[] first: each element is checked below)
             # a view made under no_grad of a base with history: check_inplace must see it (PyTorch forbids it)
             pre = [f"    base = {names[0]}._impl._base"]
             terms.append("(base is not None and base.requires_grad)")
@@ -142,8 +142,10 @@ class AutogradWriter:
         rec = [f"def {f.ident}_record(ks, {call}):",
                f'    """Records {node_class if p != "missing" else "a node that cannot differentiate"}, then runs '
                f'{f.name} below autograd."""']
-        if f.is_inplace:
+        if f.is_inplace and not f.func.arguments[0].type.is_list:
             rec.append(f"    _check_inplace({names[0]})")
+        elif f.is_inplace:
+            rec.append(f"    for _t in {names[0]}:\n        _check_inplace(_t)")
         list_names = {n for _a, n in lists}
         if p == "missing":
             by_name = {n: a for a, n in tensors + list(lists)}

@@ -24,6 +24,8 @@ import weakref
 from ..core.dispatch_key import BACKEND_KEYS, K
 
 _BACKEND_KEYS = frozenset(int(k) for k in BACKEND_KEYS)
+_COMPOSITE_EXPLICIT_KEYS = frozenset(int(k) for k in (K.CompositeExplicitAutograd,
+                                                        K.CompositeExplicitAutogradNonFunctional))
 _PYTHON_BIT = 1 << int(K.Python)
 _BACKEND_NAMES = {int(K.CPU): "cpu", int(K.CUDA): "cuda", int(K.PrivateUse1): "privateuse1", int(K.Meta): "meta"}
 _XP = {int(K.CPU): "numpy", int(K.CUDA): "cupy", int(K.PrivateUse1): "numpy", int(K.Meta): "meta"}
@@ -194,6 +196,8 @@ def profiled_kernel(op, fn, key: int, redispatch: bool, entry=None):
     reg = getattr(entry, "registration", None)
     if key in _BACKEND_KEYS and (reg is None or int(reg.key) in _BACKEND_KEYS):
         wrapped = _kernel_wrapper(op, fn, key)
+    elif key in _BACKEND_KEYS and int(reg.key) in _COMPOSITE_EXPLICIT_KEYS:
+        wrapped = _composite_kernel_wrapper(op, fn, key)
     if not redispatch:
         wrapped = _op_wrapper(op, wrapped)
     return wrapped
@@ -320,3 +324,60 @@ def _kernel_wrapper(op, fn, key: int):
     return profiled_backend_kernel
 
 
+
+
+def _composite_kernel_wrapper(op, fn, key: int):
+    """A CompositeExplicitAutograd kernel serving a backend key: when it computes the result itself (no
+    operator called inside, and a new buffer out rather than a view of an input) it was the backend kernel
+    launch, so it gets a kernel event (``numpy.sum <float32>``); one that only calls other operators or
+    makes a view launches nothing of its own, and its operators' kernels have their events."""
+    base = f"{_XP.get(key, 'numpy')}.{op.name.split('::')[-1].split('.')[0]}"
+    backend = _BACKEND_NAMES.get(key, "cpu")
+
+    def profiled_composite_kernel(ks, *args):
+        rec = ACTIVE[0]
+        if rec is None:
+            return fn(ks, *args)
+        n = len(rec.events)
+        start = time.perf_counter_ns()
+        result = fn(ks, *args)
+        end = time.perf_counter_ns()
+        if len(rec.events) != n or not _makes_new_buffer(args, result):
+            return result
+        owner = rec.top()
+        ev = RawEvent(_composite_kernel_name(base, args, result), "kernel", owner, threading.get_ident(), op)
+        ev.start_ns, ev.end_ns = start, end
+        ev.id = n + 1
+        ev.input_types = [backend]
+        rec.events.append(ev)
+        if owner is not None:
+            owner.children.append(ev)
+        while owner is not None and owner.kind != "op":
+            owner = owner.parent
+        if owner is not None:
+            ev.op = owner
+            owner.kernels.append(ev)
+        if rec.profile_memory:
+            rec.record_outputs(ev, args, result)
+        return result
+    return profiled_composite_kernel
+
+
+def _roots(values) -> set:
+    out = set()
+    for v in values:
+        for x in (v if isinstance(v, (list, tuple)) else (v,)):
+            arr = getattr(getattr(x, "_impl", None), "_array", None)
+            if arr is not None and hasattr(arr, "base"):
+                out.add(id(arr if arr.base is None else arr.base))
+    return out
+
+
+def _makes_new_buffer(args, result) -> bool:
+    outs = _roots((result,) if not isinstance(result, (tuple, list)) else result)
+    return bool(outs - _roots(args))
+
+
+def _composite_kernel_name(base, args, result) -> str:
+    dt = _first_dtype(args) or _first_dtype(result if isinstance(result, (tuple, list)) else (result,))
+    return f"{base} <{dt}>" if dt else base

@@ -24,14 +24,28 @@ PYTORCH_INTERNAL = {
     "aten::result_type", "aten::to", "aten::_to_copy", "aten::copy_",  # scalar wrapping / dtype checks
     "aten::as_strided", "aten::transpose", "aten::fill_",          # t(), sum's and ones_like's internals
     "aten::sum", "aten::div_",                                      # mean's CPU kernel is sum then div_
+    "detach",           # VariableTypeManual's detach opens a RecordFunction of its own inside aten::detach
 }
-# Known differences of onion's own (each named, with why); the first-level comparison skips them.
-ONION_DIFFERS = {
-    "aten::detach": "PyTorch's AccumulateGrad steals the incoming gradient (a detach); onion's copies it",
-    "detach": "(the detach's own inner row)",
-    "aten::clone": "onion's AccumulateGrad copies the first gradient (clone -> _to_copy)",
-    "aten::scalar_tensor": "PyTorch's clamp backward builds a 0-d zero for where(); onion passes the number",
-}
+# Known differences of onion's own (each named, with why); the comparisons skip them.  None left in this
+# step: AccumulateGrad steals a lone gradient (aten::detach) and clamp's backward makes its zero with
+# aten::scalar_tensor, as PyTorch's do.
+ONION_DIFFERS: dict = {}
+
+
+def _tree(events, skip=()):
+    """The event forest as indented names, kernel rows and the named operators left out."""
+    lines = []
+
+    def walk(e, depth):
+        if e.name.startswith(("numpy.", "cupy.", "meta.")) or e.name in skip:
+            return
+        lines.append("  " * depth + e.name)
+        for c in e.cpu_children:
+            walk(c, depth + 1)
+    for e in events:
+        if e.cpu_parent is None:
+            walk(e, 0)
+    return lines
 
 
 def _mlp_step(T, prof_mod, **kwargs):
@@ -88,6 +102,8 @@ def test_mlp_step_operators_and_backward_nodes_match_torch():
     # the calls of the program itself, counted as PyTorch counts them
     counts = {e.key: e.count for e in ours.key_averages()}
     assert counts["aten::mm"] == 5 and counts["MmBackward0"] == 2 and counts["aten::sub_"] == 2
+    # and the whole tree, row for row, once PyTorch's C++-internal operators are left out on both sides
+    assert _tree(ours.events(), PYTORCH_INTERNAL) == _tree(theirs.events(), PYTORCH_INTERNAL)
 
 
 def test_nesting_and_totals_add_up():
@@ -383,3 +399,48 @@ def test_autocast_nesting_as_torch():
             return (e.name, tuple(filter(None, (walk(c) for c in e.cpu_children))))
         return [walk(e) for e in prof.events() if e.cpu_parent is None]
     assert tree(onion) == tree(torch)
+
+
+@pytest.mark.oracle
+def test_an_overload_calling_its_own_operator_shows_one_row_as_torch():
+    """mean -> mean.dim, mul.Scalar -> mul.Tensor: the inner event of the same name, the outer's only child, is
+    folded into the outer (PyTorch's EventList does it when it builds the tree); its kernel moves up with it."""
+    def run(T, prof_mod):
+        x = T.ones(4, 3)
+        with prof_mod.profile(activities=[prof_mod.ProfilerActivity.CPU]) as prof:
+            x.mean()
+            T.ops.aten.mul.Scalar(x, 2)
+            T.ops.aten.div.Scalar(x, 2)
+            x.var()
+        return prof
+    ours, theirs = run(onion, onion.profiler), run(torch, torch.profiler)
+    tops = [e.name for e in ours.events() if e.cpu_parent is None]
+    assert tops == [e.name for e in theirs.events() if e.cpu_parent is None] == \
+        ["aten::mean", "aten::mul", "aten::div", "aten::var"]
+    counts = {e.key: e.count for e in ours.key_averages()}
+    assert counts["aten::mean"] == 1 and counts["aten::mul"] == 1 and counts["aten::div"] == 1
+    mean = ours.events()[0]
+    assert [k.name for k in mean.kernels] == ["numpy.mean_impl <float32>"] and mean.kernels[0].op is mean
+    var = [e for e in ours.events() if e.name == "aten::var"][0]
+    assert [c.name for c in var.cpu_children if c.device_type is onion.profiler.DeviceType.CPU] == []
+
+
+def test_a_composite_explicit_kernel_that_computes_gets_a_kernel_row():
+    """sum's only kernel is CompositeExplicitAutograd and does the NumPy sum itself: one kernel row, linked to
+    aten::sum; composites that only call operators (ones_like's fill) or make views (t, detach) get none."""
+    x = onion.ones(4, 3)
+    with onion.profiler.profile(profile_memory=True) as prof:
+        x.sum()
+        x.t()
+        x.detach()
+        onion.scalar_tensor(2.0, dtype=onion.float64)
+    events = prof.events()
+    by_name = {e.name: e for e in events if e.cpu_parent is None}
+    assert [k.name for k in by_name["aten::sum"].kernels] == ["numpy.sum <float32>"]
+    assert by_name["aten::sum"].kernels[0].op is by_name["aten::sum"]
+    assert by_name["aten::sum"].cpu_memory_usage == 4
+    assert by_name["aten::t"].kernels == [] and by_name["aten::detach"].kernels == []
+    assert [k.name for k in by_name["aten::scalar_tensor"].kernels] == ["numpy.scalar_tensor <float64>"]
+    # the kernel rows are every KERNEL event, each under its operator
+    kernels = [e for e in events if e.device_type is onion.profiler.DeviceType.KERNEL]
+    assert len(kernels) == 2 and all(k.cpu_parent is k.op for k in kernels)

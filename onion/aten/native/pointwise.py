@@ -135,15 +135,23 @@ def _where_out_dtype(dt, out):
 
 
 def where_ScalarSelf(condition, self, other):
-    return at.where_self(condition, scalar_to_tensor(self, other._impl.device), other)
+    """PyTorch's decomposition: the number as a 0-d ``scalar_tensor`` of the result type, the tensor cast to it."""
+    dt = _it.common_dtype2(other._impl, scalar_to_tensor(self)._impl)
+    self_t = at.scalar_tensor(self, dt, "strided", other._impl.device, None)
+    return at.where_self(condition, self_t, other.to(dt))
 
 
 def where_ScalarOther(condition, self, other):
-    return at.where_self(condition, self, scalar_to_tensor(other, self._impl.device))
+    dt = _it.common_dtype2(self._impl, scalar_to_tensor(other)._impl)
+    other_t = at.scalar_tensor(other, dt, "strided", self._impl.device, None)
+    return at.where_self(condition, self.to(dt), other_t)
 
 
 def where_Scalar(condition, self, other):
-    return at.where_self(condition, scalar_to_tensor(self), scalar_to_tensor(other))
+    dt = _it.common_dtype2(scalar_to_tensor(self)._impl, scalar_to_tensor(other)._impl)
+    dev = condition._impl.device
+    other_t = at.scalar_tensor(other, dt, "strided", dev, None)
+    return at.where_self(condition, at.scalar_tensor(self, dt, "strided", dev, None), other_t)
 
 
 def conj(self):

@@ -1148,3 +1148,45 @@ def threshold_backward(xp, grad_output, self, threshold):
     """relu's (and threshold's) gradient: ``grad_output`` where ``self`` is above ``threshold``, else 0 (a NaN in
     ``self`` passes the gradient, as PyTorch's ``x <= threshold ? 0 : grad``)."""
     return xp.where(self <= threshold, xp.zeros((), grad_output.dtype), grad_output)
+
+
+# ---- gradops: the backward operators of tanh and sigmoid (their derivatives take the saved result)
+# Rounded as PyTorch's CPU kernels round: ``1 - y*y`` is one fused multiply-add there (rounded once), and float16's
+# sigmoid_backward multiplies in Half arithmetic, each product rounded to float16; bfloat16 computes in float32.
+def _one_minus_square(xp, y):
+    """``1 - y*y`` rounded once, as a fused multiply-add gives it."""
+    if y.dtype == xp.float64:
+        p = y * y
+        hi = y * 134217729.0                    # Veltkamp split: y*y = p + err exactly (Dekker's product)
+        y1 = hi - (hi - y)
+        y2 = y - y1
+        err = ((y1 * y1 - p) + 2 * y1 * y2) + y2 * y2
+        s = 1.0 - p                             # Knuth's two-sum: 1 - p = s + t exactly
+        v = s - 1.0
+        t = (1.0 - (s - v)) + (-p - v)
+        return s + (t - err)
+    return (1.0 - xp.square(y.astype(xp.float64))).astype(y.dtype)
+
+
+@formula("binary", 2, torch_name="tanh_backward", opmath=False)
+def tanh_backward(xp, grad_output, output):
+    """``grad_output * conj(1 - output**2)``: tanh's gradient from its own result."""
+    if output.dtype.kind == "c":
+        return grad_output * xp.conjugate(1 - output * output)
+    if output.dtype.itemsize == 2:              # float16 / bfloat16: in float32, rounded once
+        g, y = grad_output.astype(xp.float32), output.astype(xp.float32)
+        return (g * _one_minus_square(xp, y)).astype(output.dtype)
+    return grad_output * _one_minus_square(xp, output)
+
+
+@formula("binary", 2, torch_name="sigmoid_backward", opmath=False)
+def sigmoid_backward(xp, grad_output, output):
+    """``grad_output * conj((1 - output) * output)``: sigmoid's gradient from its own result (real inputs multiply
+    left to right, ``grad_output * (1 - output) * output``)."""
+    if output.dtype.kind == "c":
+        return grad_output * xp.conjugate((1 - output) * output)
+    if output.dtype.itemsize == 2 and output.dtype != xp.float16:      # bfloat16
+        g, y = grad_output.astype(xp.float32), output.astype(xp.float32)
+        return (g * (1 - y) * y).astype(output.dtype)
+    one = xp.ones((), output.dtype)
+    return grad_output * (one - output) * output
