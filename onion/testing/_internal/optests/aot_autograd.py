@@ -3,7 +3,7 @@
 onion has no AOTAutograd; what stands for it is the trace a compiler starts from: ``make_fx`` of the call
 (``dynamic``: on fake tensors, where the operator's fake implementation answers; static: on the real
 tensors), which must hold the operator as one node (unless it is CompositeImplicitAutograd, which
-decomposes), and whose replay must give the eager outputs and, where inputs and outputs require grad,
+decomposes), and, as functionalization requires, a custom operator must not return aliases of its inputs, and whose replay must give the eager outputs and, where inputs and outputs require grad,
 the eager gradients.  Inputs are copied for each run, so an operator that mutates them is compared fairly.
 """
 from __future__ import annotations
@@ -13,6 +13,8 @@ from ....core.dispatch_key import DispatchKey
 from ....core.tensor import Tensor
 from ....fx.experimental.proxy_tensor import make_fx
 from ....utils import _pytree as pytree
+from ...._subclasses.fake_tensor import UnsupportedOperatorException
+from .fake_tensor import MissingFakeImplError
 from .tensor_facts import assert_close, clone_input
 
 __all__ = ["aot_autograd_check"]
@@ -40,6 +42,12 @@ def _with_grads(f, tensors):
 
 
 def aot_autograd_check(op, args, kwargs, dynamic: bool, *, rtol=None, atol=None) -> None:
+    schema = op._schema
+    if op.namespace not in ("aten", "prims", "prim") and any(r.alias_info is not None for r in schema.returns):
+        raise RuntimeError(f"Found a custom (non-ATen) operator whose output has alias annotations: {schema}. "
+                           f"Tracing for a compiler (PyTorch's functionalization) only supports custom operators "
+                           f"whose outputs are new tensors: return a copy and drop the output's annotation, or make "
+                           f"the operator write into an argument declared 'Tensor(a!)' and return nothing.")
     flat, spec = pytree.tree_flatten((args, kwargs))
     positions = [k for k, v in enumerate(flat) if isinstance(v, Tensor)]
 
@@ -53,7 +61,12 @@ def aot_autograd_check(op, args, kwargs, dynamic: bool, *, rtol=None, atol=None)
     def fresh():
         return [clone_input(flat[k]) for k in positions]
 
-    traced = make_fx(func, tracing_mode="fake" if dynamic else "real")(*fresh())
+    try:
+        traced = make_fx(func, tracing_mode="fake" if dynamic else "real")(*fresh())
+    except UnsupportedOperatorException as e:
+        if e.func != op or isinstance(e, MissingFakeImplError):
+            raise
+        raise MissingFakeImplError(op) from e
     if not op._handle.has_kernel_for(DispatchKey.CompositeImplicitAutograd):
         calls = [n for n in traced.graph.nodes if n.op == "call_function" and n.target == op]
         if len(calls) != 1:
