@@ -377,3 +377,15 @@ def test_aot_check_compares_values(libs):
     assert isinstance(exc, AssertionError)
     assert "Outputs of the operator are different in eager-mode PyTorch vs AOTDispatcher tracing" in str(exc)
     assert "Tensor-likes are not close!" in str(exc)
+
+
+def test_aot_check_compares_what_the_operator_writes(libs):
+    # the written argument is part of what eager and the traced replay must agree on
+    counter = [0]
+
+    def kernel(x):
+        counter[0] += 1
+        x.add_(counter[0])
+    op = define(onion, libs.lib(onion), "writes_state(Tensor(a!) x) -> ()", kernel, lambda x: None)
+    results = opcheck(op, (tensor(onion, (3,)),), test_utils="test_aot_dispatch_static", raise_exception=False)
+    assert "Tensor-likes are not close!" in str(results["test_aot_dispatch_static"])

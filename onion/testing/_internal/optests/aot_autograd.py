@@ -41,6 +41,16 @@ def _with_grads(f, tensors):
     return out, autograd_grad(total, diff, allow_unused=True)
 
 
+def _written_positions(op, args, kwargs, flat, positions) -> list:
+    """The flat positions of the tensors the schema lets the operator write (``Tensor(a!)`` arguments)."""
+    written = set()
+    for i, a in enumerate(op._schema.arguments):
+        if a.is_write:
+            value = args[i] if i < len(args) else kwargs.get(a.name)
+            written.update(id(t) for t in pytree.tree_leaves(value) if isinstance(t, Tensor))
+    return [k for k in positions if id(flat[k]) in written]
+
+
 def aot_autograd_check(op, args, kwargs, dynamic: bool, *, rtol=None, atol=None) -> None:
     schema = op._schema
     if op.namespace not in ("aten", "prims", "prim") and any(r.alias_info is not None for r in schema.returns):
@@ -51,12 +61,17 @@ def aot_autograd_check(op, args, kwargs, dynamic: bool, *, rtol=None, atol=None)
     flat, spec = pytree.tree_flatten((args, kwargs))
     positions = [k for k, v in enumerate(flat) if isinstance(v, Tensor)]
 
+    written = _written_positions(op, args, kwargs, flat, positions)
+
     def func(*tensors):
         values = list(flat)
         for k, t in zip(positions, tensors):
             values[k] = t.clone()       # the operator may write its inputs: the caller's stay as they were
         a, kw = pytree.tree_unflatten(values, spec)
-        return op(*a, **kw)
+        out = op(*a, **kw)
+        if not written:
+            return out
+        return out, [values[k] for k in written]     # what it wrote is compared too
 
     def fresh():
         return [clone_input(flat[k]) for k in positions]
