@@ -124,11 +124,31 @@ def _with_autograd(L, lib):
     return op, (tensor(L, (2, 3), dtype="float64", requires_grad=True),)
 
 
+def _composite_implicit(L, lib):
+    op = define(L, lib, "composite_implicit(Tensor x) -> Tensor", lambda x: x * 2 + 1,
+                key="CompositeImplicitAutograd")
+    return op, (tensor(L, (2, 3), dtype="float64", requires_grad=True),)
+
+
+def _composite_explicit(L, lib):
+    op = define(L, lib, "composite_explicit(Tensor x) -> Tensor", lambda x: x * 2 + 1,
+                key="CompositeExplicitAutograd")
+    return op, (tensor(L, (2, 3)),)
+
+
+def _scalar_args(L, lib):
+    op = define(L, lib, "scalar_args(Tensor x, float alpha, *, int n=2) -> Tensor",
+                lambda x, alpha, n=2: x * alpha + n, lambda x, alpha, n=2: L.empty_like(x))
+    return op, (tensor(L, (2, 3)), 0.5)
+
+
 CASES = {
     "good": _good, "mutates": _mutates, "aliases": _aliases, "returns_input": _returns_input,
     "fake_shape": _fake_shape, "fake_dtype": _fake_dtype, "fake_strides": _fake_strides, "no_fake": _no_fake,
     "inplace": _inplace, "view_declared": _view_declared, "list_input": _list_input,
     "tuple_output": _tuple_output, "autograd_in_backend": _autograd_in_backend, "with_autograd": _with_autograd,
+    "composite_implicit": _composite_implicit, "composite_explicit": _composite_explicit,
+    "scalar_args": _scalar_args,
 }
 
 # where onion's verdict differs from torch's, and why
@@ -161,7 +181,8 @@ def test_verdicts_match_torch(case, libs):
     assert ours == theirs
 
 
-@pytest.mark.parametrize("case", ["good", "inplace", "list_input", "tuple_output", "with_autograd"])
+@pytest.mark.parametrize("case", ["good", "inplace", "list_input", "tuple_output", "with_autograd",
+                                  "composite_implicit", "composite_explicit", "scalar_args"])
 def test_correct_operators_pass(case, libs):
     op, args = CASES[case](onion, libs.lib(onion))
     before = [a.clone() for a in args if isinstance(a, onion.Tensor)]
