@@ -223,6 +223,17 @@ def test_no_grad_and_inference_mode_apply(L, libs):
     np.testing.assert_array_equal(np.asarray(x.grad), np.full(3, 3.0, np.float32))
 
 
+@pytest.mark.parametrize("L", LIBS)
+def test_written_argument_version_moves_once(L, libs):
+    L = _lib(L)
+    add_into = _add_into(L, libs.lib(L))
+    out, x = L.zeros(3), tensor(L, (3,))
+    view = out[1:]
+    add_into(out, x)
+    assert (out._version, view._version, x._version) == (1, 1, 0)
+    np.testing.assert_array_equal(np.asarray(out), np.asarray(x))
+
+
 # --- a CPU-only operator on Meta -------------------------------------------------------------------------------
 
 def _meta_error(L, libs):

@@ -410,3 +410,28 @@ def test_aot_check_compares_what_the_operator_writes(libs):
     op = define(onion, libs.lib(onion), "writes_state(Tensor(a!) x) -> ()", kernel, lambda x: None)
     results = opcheck(op, (tensor(onion, (3,)),), test_utils="test_aot_dispatch_static", raise_exception=False)
     assert "Tensor-likes are not close!" in str(results["test_aot_dispatch_static"])
+
+
+@pytest.mark.oracle
+def test_schema_check_mode_records_as_torch():
+    """On built-in operators the mode records the same calls, mutations and aliases as PyTorch's."""
+    from torch._subclasses.schema_check_mode import SchemaCheckMode as TorchSchemaCheckMode
+    from onion.testing._internal.optests import SchemaCheckMode
+
+    def program(L, x, y, z):
+        x.add_(1)
+        x.view(-1)
+        x.sin()
+        L.split(x, 1)
+        x.transpose(0, 1)
+        L.add(x, y, out=z)
+        x.unsqueeze(0).mul_(2)
+        L.max(x, 1)
+
+    found = []
+    for L, mode in ((onion, SchemaCheckMode), (torch, TorchSchemaCheckMode)):
+        x, y, z = tensor(L, (2, 3)), tensor(L, (2, 3), seed=1), L.empty(2, 3)
+        with mode() as m:
+            program(L, x, y, z)
+        found.append((m.ops, [tuple(t) for t in m.mutated], [tuple(t) for t in m.aliasing]))
+    assert found[0] == found[1]

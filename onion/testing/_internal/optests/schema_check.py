@@ -10,6 +10,7 @@ A declared mutation that does not happen is fine.  The messages are PyTorch's, l
 from __future__ import annotations
 
 from itertools import combinations
+from typing import NamedTuple
 
 import numpy as np
 
@@ -17,7 +18,18 @@ from ....core.tensor import Tensor
 from ....modes.python_dispatch import TorchDispatchMode
 from .tensor_facts import host_values, overlaps, storage_of
 
-__all__ = ["SchemaCheckMode"]
+__all__ = ["SchemaCheckMode", "Mutation", "Aliasing"]
+
+
+class Mutation(NamedTuple):
+    op_name: str
+    arg_name: str
+
+
+class Aliasing(NamedTuple):
+    op_name: str
+    arg_name: str
+    output_number: str
 
 
 class _Snapshot:
@@ -77,6 +89,11 @@ def _is_mutable(info) -> bool:
     return info is not None and info.writes
 
 
+# operators exempt, as in PyTorch: the unsafe ones alias without saying so; lift returns its input by design
+_UNSAFE_ALIAS = frozenset({"aten::_unsafe_view", "aten::unsafe_split"})
+_RETURNS_INPUT = frozenset({"aten::lift", "aten::lift_fresh"})
+
+
 def _standardize_name(name: str) -> str:
     return "input" if name == "self" else name
 
@@ -87,8 +104,8 @@ class SchemaCheckMode(TorchDispatchMode):
     def __init__(self):
         super().__init__()
         self.ops: list = []
-        self.mutated: list = []     # (operator name, argument name)
-        self.aliasing: list = []    # (operator name, argument name, "output_<j>")
+        self.mutated: list = []     # Mutation(operator name, argument name)
+        self.aliasing: list = []    # Aliasing(operator name, argument name, "output_<j>")
 
     def reset_cache(self) -> None:
         self.ops.clear()
@@ -118,13 +135,14 @@ class SchemaCheckMode(TorchDispatchMode):
             for j, o in enumerate(outs):
                 ret_info = returns[j].alias_info if j < len(returns) else None
                 for t in leaves:
-                    if any(overlaps(x, t) for x in _leaves(o)):
+                    if op_name not in _UNSAFE_ALIAS and any(overlaps(x, t) for x in _leaves(o)):
                         if not _may_alias(ret_info, a.alias_info):
                             raise RuntimeError(f"{op_name}: Argument {name} is not defined to alias output but was "
                                                f"aliasing (output {j} shares memory with it; annotate both, e.g. "
                                                f"'Tensor(a) {a.name} -> Tensor(a)', or return a copy)")
-                        self.aliasing.append((op_name, name, f"output_{j}"))
-                    if isinstance(o, Tensor) and o._impl is t._impl and not _is_mutable(a.alias_info):
+                        self.aliasing.append(Aliasing(op_name, name, f"output_{j}"))
+                    if isinstance(o, Tensor) and o._impl is t._impl and not _is_mutable(a.alias_info) \
+                            and op_name not in _RETURNS_INPUT:
                         raise RuntimeError(f"{op_name}: Dispatcher operators below autograd are not allowed to "
                                            f"directly return inputs. However, we found that `outputs[{j}] is "
                                            f"{name}`")
@@ -135,7 +153,7 @@ class SchemaCheckMode(TorchDispatchMode):
                 if not _is_mutable(a.alias_info):
                     raise RuntimeError(f"{op_name}: Argument {name} is not defined as mutable but was mutated "
                                        f"({why}; declare it 'Tensor(a!) {a.name}' if the operator writes it)")
-                self.mutated.append((op_name, name))
+                self.mutated.append(Mutation(op_name, name))
                 break
         for i, j in combinations(range(min(len(returns), len(outs))), 2):
             if any(overlaps(x, y) for x in _leaves(outs[i]) for y in _leaves(outs[j])):
