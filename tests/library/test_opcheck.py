@@ -81,6 +81,12 @@ def _fake_strides(L, lib):
     return op, (tensor(L, (2, 3)),)
 
 
+def _fake_device(L, lib):
+    op = define(L, lib, "fake_device(Tensor x) -> Tensor", lambda x: x * 2,
+                lambda x: L.empty(x.shape, dtype=x.dtype, device="meta"))
+    return op, (tensor(L, (2, 3)),)
+
+
 def _no_fake(L, lib):
     op = define(L, lib, "no_fake(Tensor x) -> Tensor", lambda x: L.from_numpy(x.detach().numpy() * 2))
     return op, (tensor(L, (2, 3)),)
@@ -145,6 +151,7 @@ def _scalar_args(L, lib):
 CASES = {
     "good": _good, "mutates": _mutates, "aliases": _aliases, "returns_input": _returns_input,
     "fake_shape": _fake_shape, "fake_dtype": _fake_dtype, "fake_strides": _fake_strides, "no_fake": _no_fake,
+    "fake_device": _fake_device,
     "inplace": _inplace, "view_declared": _view_declared, "list_input": _list_input,
     "tuple_output": _tuple_output, "autograd_in_backend": _autograd_in_backend, "with_autograd": _with_autograd,
     "composite_implicit": _composite_implicit, "composite_explicit": _composite_explicit,
@@ -280,6 +287,7 @@ def test_returning_an_input_under_its_own_alias_set(libs):
     ("fake_dtype", "found mismatched tensor metadata: Dtypes onion.float32 and onion.float64 are not equal!"),
     ("fake_strides", "found mismatched tensor metadata: Stride mismatch! Strides are (3, 1) and (1, 2) "
                      "(mismatched at 0)!"),
+    ("fake_device", "found mismatched tensor metadata: Devices cpu and meta are not equal!"),
 ])
 def test_wrong_fake(case, detail, libs):
     op, args = CASES[case](onion, libs.lib(onion))
