@@ -74,7 +74,8 @@ def autograd_kernel(L, op, forward_saves, backward):
 def define(L, lib, schema: str, cpu=None, fake=None, *, key: str = "CPU", autograd=None):
     """``lib.define(schema)``, the kernel at ``key``, the fake, and ``autograd = (saved input indices,
     backward)`` at the Autograd key; returns the operator overload."""
-    name = lib.define(schema)
+    lib.define(schema)
+    name = schema.split("(", 1)[0]      # "op.overload" (torch's define returns the name without it)
     if cpu is not None:
         lib.impl(name, cpu, key)
     if fake is not None:

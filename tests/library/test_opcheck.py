@@ -148,6 +148,23 @@ def _scalar_args(L, lib):
     return op, (tensor(L, (2, 3)), 0.5)
 
 
+def _out_variant(L, lib):
+    def kernel(x, *, out):
+        out.copy_(x * 2)
+        return out
+    op = define(L, lib, "doubled.out(Tensor x, *, Tensor(a!) out) -> Tensor(a!)", kernel,
+                lambda x, *, out: out)
+    return op, (tensor(L, (2, 3)),), {"out": L.empty(2, 3)}
+
+
+def _optional_input(L, lib):
+    def kernel(x, bias=None):
+        return x * 2 if bias is None else x * 2 + bias
+    op = define(L, lib, "maybe_bias(Tensor x, Tensor? bias=None) -> Tensor", kernel,
+                lambda x, bias=None: L.empty_like(x))
+    return op, (tensor(L, (2, 3)), None)
+
+
 CASES = {
     "good": _good, "mutates": _mutates, "aliases": _aliases, "returns_input": _returns_input,
     "fake_shape": _fake_shape, "fake_dtype": _fake_dtype, "fake_strides": _fake_strides, "no_fake": _no_fake,
@@ -155,7 +172,7 @@ CASES = {
     "inplace": _inplace, "view_declared": _view_declared, "list_input": _list_input,
     "tuple_output": _tuple_output, "autograd_in_backend": _autograd_in_backend, "with_autograd": _with_autograd,
     "composite_implicit": _composite_implicit, "composite_explicit": _composite_explicit,
-    "scalar_args": _scalar_args,
+    "scalar_args": _scalar_args, "out_variant": _out_variant, "optional_input": _optional_input,
 }
 
 # where onion's verdict differs from torch's, and why
@@ -167,9 +184,9 @@ DIFFERS = {
 
 
 def _run(L, build, lib):
-    op, args = build(L, lib)
+    op, args, *kwargs = build(L, lib)
     check = opcheck if L is onion else torch.library.opcheck
-    return verdicts(check(op, args, raise_exception=False))
+    return verdicts(check(op, args, *kwargs, raise_exception=False))
 
 
 @pytest.mark.oracle
