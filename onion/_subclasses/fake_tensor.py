@@ -377,7 +377,8 @@ class FakeTensorMode(TorchDispatchMode):
             with ExcludeDispatchKeyGuard(_PYTHON_KEYS):
                 out = func(*args, **kwargs)
         except NotImplementedError as e:
-            if "with arguments from the 'Meta' backend" in str(e):   # no Meta kernel: PyTorch's exception
+            text = str(e)       # no Meta kernel (the dispatcher's error, or the Meta fallback's): PyTorch's exception
+            if "with arguments from the 'Meta' backend" in text or "attempted to run this operator with Meta" in text:
                 raise UnsupportedOperatorException(func) from e
             raise
         finally:
