@@ -334,6 +334,7 @@ def test_fake_that_raises(libs):
     assert isinstance(exc.__cause__, ValueError)
 
 
+@pytest.mark.filterwarnings("ignore:.*an autograd kernel was not registered to the Autograd key")
 def test_autograd_inside_a_backend_kernel(libs):
     op, args = _autograd_in_backend(onion, libs.lib(onion))
     _, exc, text = _failure(op, args, "test_autograd_registration")
