@@ -28,9 +28,13 @@ __all__ = ["autograd_registration_check", "set_autograd_fallback_mode", "gradien
 
 
 def _fallback_mode_api():
-    """The getter and setter of the autograd fallback mode (``torch._C._get/_set_autograd_fallback_mode``)."""
-    from ....bindings import dispatch_introspection as di
-    return getattr(di, "_get_autograd_fallback_mode", None), getattr(di, "_set_autograd_fallback_mode", None)
+    """The getter and setter of the autograd fallback mode (``torch._C._get/_set_autograd_fallback_mode``),
+    or Nones where onion's fallback has no modes (it then does what "nothing" does)."""
+    try:
+        from ....autograd import autograd_fallback as fb
+    except ImportError:
+        return None, None
+    return fb._get_autograd_fallback_mode, fb._set_autograd_fallback_mode
 
 
 @contextlib.contextmanager
