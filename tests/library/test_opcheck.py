@@ -461,3 +461,18 @@ def test_schema_check_mode_records_as_torch():
             program(L, x, y, z)
         found.append((m.ops, [tuple(t) for t in m.mutated], [tuple(t) for t in m.aliasing]))
     assert found[0] == found[1]
+
+
+def test_tolerances_reach_the_comparisons(libs):
+    # each call drifts by 1e-4: beyond float32's default tolerance, within atol=1e-3
+    counter = [0]
+
+    def kernel(x):
+        counter[0] += 1
+        return x + counter[0] * 1e-4
+    op = define(onion, libs.lib(onion), "drifts(Tensor x) -> Tensor", kernel, lambda x: onion.empty_like(x))
+    args = (tensor(onion, (3,)),)
+    strict = opcheck(op, args, test_utils="test_aot_dispatch_static", raise_exception=False)
+    assert isinstance(strict["test_aot_dispatch_static"], AssertionError)
+    assert opcheck(op, args, test_utils="test_aot_dispatch_static", rtol=0.0, atol=1e-3) == \
+        {"test_aot_dispatch_static": "SUCCESS"}
