@@ -2,9 +2,10 @@
 
 onion has no AOTAutograd; what stands for it is the trace a compiler starts from: ``make_fx`` of the call
 (``dynamic``: on fake tensors, where the operator's fake implementation answers; static: on the real
-tensors), which must hold the operator as one node (unless it is CompositeImplicitAutograd, which
-decomposes), and, as functionalization requires, a custom operator must not return aliases of its inputs, and whose replay must give the eager outputs and, where inputs and outputs require grad,
-the eager gradients.  Inputs are copied for each run, so an operator that mutates them is compared fairly.
+tensors).  The graph must hold the operator as one node (unless it is CompositeImplicitAutograd, which
+decomposes), and its replay must give the eager outputs, the arguments it writes, and, where inputs and
+outputs require grad, the eager gradients.  A custom operator whose outputs alias its inputs is refused, as
+PyTorch's functionalization refuses it.  Inputs are copied for each run, so a mutating operator compares fairly.
 """
 from __future__ import annotations
 
