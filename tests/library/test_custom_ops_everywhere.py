@@ -234,6 +234,20 @@ def test_written_argument_version_moves_once(L, libs):
     np.testing.assert_array_equal(np.asarray(out), np.asarray(x))
 
 
+@pytest.mark.parametrize("L", LIBS)
+def test_autocast_passes_it_through(L, libs):
+    # no autocast kernel: the operator runs on the dtypes it is given (autocast falls through), while the
+    # built-in operators its kernel calls are cast as usual
+    L = _lib(L)
+    lib = libs.lib(L)
+    mm = define(L, lib, "my_mm(Tensor a, Tensor b) -> (Tensor, Tensor)", lambda a, b: (a * 1, L.mm(a, b)),
+                lambda a, b: (L.empty_like(a), a.new_empty(a.shape[0], b.shape[1])))
+    a, b = tensor(L, (2, 3)), tensor(L, (3, 4), seed=1)
+    with L.autocast("cpu", dtype=L.bfloat16):
+        same, product = mm(a, b)
+    assert (same.dtype, product.dtype) == (L.float32, L.bfloat16)
+
+
 # --- a CPU-only operator on Meta -------------------------------------------------------------------------------
 
 def _meta_error(L, libs):
