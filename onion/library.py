@@ -1,5 +1,6 @@
 """``onion.library``: register operators and kernels from Python, as ``torch.library``."""
 from .dispatch.library import FAKE_IMPLS, Library, fallthrough_kernel  # noqa: F401
+from .testing._internal.optests import opcheck  # noqa: F401
 
 _FAKE_LIBS: dict = {}   # namespace -> the FRAGMENT library that owns fakes registered without ``lib``
 

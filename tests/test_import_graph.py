@@ -24,7 +24,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("autograd", ("onion.autograd",)),
     ("bindings", ("onion.bindings",)),
     ("codegen", ("onion.codegen",)),
-    ("over the dispatcher", ("onion.utils", "onion.modes", "onion._subclasses", "onion.fx", "onion.library",
+    ("over the dispatcher", ("onion.utils", "onion.modes", "onion._subclasses", "onion.fx", "onion.library", "onion.testing",
                              "onion.amp", "onion.profiler", "onion.random")),
     ("_generated", ("onion._generated",)),
     ("device modules", ("onion.cuda", "onion.cpu", "onion.dask")),

@@ -523,13 +523,15 @@ def _has_meta(func) -> bool:
     return check is None or check(K.Meta)
 
 
-_MISSING_KERNEL = re.compile(r"Could not run '([^']+)' with arguments from the 'Meta' backend")
+# no Meta kernel: the dispatcher's error, or the Meta backend fallback's (PyTorch 2.13's wording)
+_MISSING_KERNEL = re.compile(r"Could not run '([^']+)' with arguments from the 'Meta' backend"
+                             r"|(\S+): attempted to run this operator with Meta tensors")
 
 
 def _missing_meta_operator(e) -> str | None:
     """The operator a dispatcher error says has no Meta kernel (``aten::equal``), or None."""
     m = _MISSING_KERNEL.search(str(e))
-    return m.group(1) if m else None
+    return (m.group(1) or m.group(2)) if m else None
 
 
 def _overload_of(qualified: str):

@@ -194,7 +194,9 @@ def profiled_kernel(op, fn, key: int, redispatch: bool, entry=None):
     key's kernel a kernel event (both when a top-level call lands on a backend kernel directly)."""
     wrapped = fn
     reg = getattr(entry, "registration", None)
-    if key in _BACKEND_KEYS and (reg is None or int(reg.key) in _BACKEND_KEYS):
+    # a custom operator's kernel is the user's Python function, not a backend function: its own operators
+    # record themselves (as in PyTorch, where it shows no kernel event of its own)
+    if key in _BACKEND_KEYS and (reg is None or int(reg.key) in _BACKEND_KEYS) and op.name.startswith("aten::"):
         wrapped = _kernel_wrapper(op, fn, key)
     elif key in _BACKEND_KEYS and int(reg.key) in _COMPOSITE_EXPLICIT_KEYS:
         wrapped = _composite_kernel_wrapper(op, fn, key)
