@@ -129,9 +129,12 @@ def make_autograd_kernel(handle, info):
                      {"forward": staticmethod(forward), "backward": staticmethod(backward)})
 
     def record(ks, values):
+        # the node's inputs are the positional arguments without the trailing ones left at their defaults,
+        # as PyTorch's dispatcher hands them to a Python kernel (so backward returns a gradient for each)
+        given = len(op._unnormalize(values)[0])
         flat = []
         lengths = []
-        for is_list, v in zip(list_args, values[:npos]):
+        for is_list, v in zip(list_args, values[:given]):
             if is_list:
                 lengths.append(len(v))
                 flat.extend(v)

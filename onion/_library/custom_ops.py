@@ -142,6 +142,8 @@ class CustomOpDef:
     def _destroy(self) -> None:
         if OPDEF_TO_LIB.get(self._qualname) is self._lib:
             del OPDEF_TO_LIB[self._qualname]
+        from ..modes.python_dispatch import TORCH_DISPATCH_RULES
+        TORCH_DISPATCH_RULES.pop(self._opoverload, None)
         self._lib._destroy()
 
     # --- calling ------------------------------------------------------------------------
@@ -471,14 +473,11 @@ def _make_entry(handle, opoverload):
 
 # --- torch_dispatch rules ---------------------------------------------------------------------------
 
-TORCH_DISPATCH_RULES: dict = {}     # OpOverload -> {mode or subclass type: fn}
-
-
 def register_torch_dispatch_rule(lib: Library, handle, torch_dispatch_class, fn) -> None:
-    op = handle.opoverload
-    rules = TORCH_DISPATCH_RULES.setdefault(op, {})
-    rules[torch_dispatch_class] = fn
-    op._torch_dispatch_rules = rules
+    """``fn`` runs in place of ``torch_dispatch_class.__torch_dispatch__`` (a TorchDispatchMode) for this
+    operator; the rule goes with the operator."""
+    from ..modes.python_dispatch import TORCH_DISPATCH_RULES
+    TORCH_DISPATCH_RULES.setdefault(handle.opoverload, {})[torch_dispatch_class] = fn
 
 
 def get_library_allowing_overwrite(namespace: str, name: str) -> Library:

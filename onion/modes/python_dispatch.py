@@ -336,6 +336,10 @@ def _mode_state(st):
     return inner
 
 
+# OpOverload -> {mode type: fn(mode, func, types, args, kwargs)}: what register_torch_dispatch adds
+TORCH_DISPATCH_RULES: dict = {}
+
+
 def _python_fallback(op, ks, values):
     """The boxed kernel at the Python key: hand the call to the innermost mode."""
     st = state()
@@ -352,7 +356,12 @@ def _python_fallback(op, ks, values):
     set_state(_mode_state(st))
     try:
         types, args, kwargs = python_arguments(op, values, plan)
-        result = mode.__torch_dispatch__(op, types, args, kwargs)
+        rules = TORCH_DISPATCH_RULES.get(op)
+        rule = rules.get(type(mode)) if rules is not None else None
+        if rule is not None:        # onion.library.register_torch_dispatch(op, type(mode), rule)
+            result = rule(mode, op, types, args, kwargs)
+        else:
+            result = mode.__torch_dispatch__(op, types, args, kwargs)
     finally:
         set_state(st)
     if result is NotImplemented:
