@@ -153,7 +153,9 @@ class CustomOpDef:
     # --- registration with the dispatcher -----------------------------------------------
     def _register_to_dispatcher(self, parsed) -> None:
         lib = self._lib
-        lib.define(self._name + self._schema, tags=self._tags)
+        # as in PyTorch, a custom op is marked as working with tracing and compilation
+        tags = ("pt2_compliant_tag",) + tuple(t for t in self._tags if t != "pt2_compliant_tag")
+        lib.define(self._name + self._schema, tags=tags)
         from ..dispatch.dispatcher import dispatcher
         self._handle = dispatcher.find(self._qualname)
         self._opoverload = self._handle.opoverload
@@ -194,8 +196,8 @@ class CustomOpDef:
             self._lib.impl(self._name, meta_kernel, "Meta")
 
     def _install_entry(self) -> None:
-        """Give this object a ``__call__`` written for the schema (see ``_entry_source``)."""
-        entry = _make_entry(self._handle, self._opoverload)
+        """Give this object a ``__call__`` written for the schema (see ``_make_entry``)."""
+        entry = _make_entry(self._handle, _generic_call(self._opoverload))
         if entry is not None:
             self.__class__ = type("CustomOpDef", (CustomOpDef,), {"__call__": entry, "__module__": __name__})
 
@@ -416,7 +418,16 @@ def _backend_select_kernel(opdef: CustomOpDef, index: int):
     return kernel
 
 
-def _make_entry(handle, opoverload):
+def _generic_call(ov):
+    from ..dispatch.ops import OpOverload
+    call = OpOverload.__call__
+
+    def generic(*args, **kwargs):
+        return call(ov, *args, **kwargs)
+    return generic
+
+
+def _make_entry(handle, slow):
     """``__call__(self, <the schema's arguments>)``: checks the argument types a plain call passes (tensors
     by their keyset, numbers by type), computes the keyset and calls the cached kernel; anything else goes
     through the operator's generic call, which converts or raises as for any operator."""
@@ -428,7 +439,7 @@ def _make_entry(handle, opoverload):
     simple_types = {"int": "int", "SymInt": "int", "float": "float", "bool": "bool", "str": "str"}
     params = ["_op_self", "/"]
     checks = []
-    env = {"_state": _state, "_cache": handle.dispatch_cache, "_slow": opoverload}
+    env = {"_state": _state, "_cache": handle.dispatch_cache, "_slow": slow}
     kw_started = False
     for i, a in enumerate(args):
         t = a.type
@@ -469,6 +480,30 @@ def _make_entry(handle, opoverload):
         lines.append("    ks = st.include & st.mask")
     lines.append(f"    return _cache[ks]({', '.join(['ks'] + names)})")
     return compile_function("\n".join(lines) + "\n", "__call__", f"{handle.qualified_name} entry", **env)
+
+
+def specialize_operator_entry(handle, removed: bool = False) -> None:
+    """A new operator defined from Python (its schema parsed, unlike the generated ones declared from
+    text): its ``OpOverload`` gets a ``__call__`` written for its schema, so ``ops.ns.op.default(x, y)``
+    costs what a generated operator entry costs (a dispatcher ``on_new_operator`` listener)."""
+    if removed or "schema" not in handle.__dict__:
+        return
+    ov = handle.opoverload
+    if ov is None or type(ov).__name__ != "OpOverload":
+        return
+    entry = _make_entry(handle, _generic_call(ov))
+    if entry is not None:
+        ov.__class__ = type("OpOverload", (type(ov),), {"__call__": entry, "__module__": type(ov).__module__})
+
+
+def _listen() -> None:
+    from ..dispatch import ops as _ops  # noqa: F401  (its listener makes the OpOverload first)
+    from ..dispatch.dispatcher import dispatcher
+    if specialize_operator_entry not in dispatcher.on_new_operator:
+        dispatcher.on_new_operator.append(specialize_operator_entry)
+
+
+_listen()
 
 
 # --- torch_dispatch rules ---------------------------------------------------------------------------

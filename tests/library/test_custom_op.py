@@ -581,3 +581,58 @@ def test_wrong_gradients_same_error_as_pytorch(grads):
             from torch._library.custom_ops import OPDEF_TO_LIB
             OPDEF_TO_LIB.pop(f"{NS}::{name}")._destroy()
     assert messages[0] == messages[1]
+
+
+def test_register_torch_dispatch_for_a_subclass():
+    class Wrapper(onion.Tensor):
+        __torch_function__ = onion._C._disabled_torch_function_impl
+
+        @staticmethod
+        def __new__(cls, elem):
+            r = onion.Tensor._make_wrapper_subclass(cls, elem.size(), dtype=elem.dtype, device=elem.device)
+            r.elem = elem
+            return r
+
+        @classmethod
+        def __torch_dispatch__(cls, func, types, args=(), kwargs=None):
+            raise AssertionError("the registered rule runs instead")
+
+    @custom_op(f"{NS}::f", mutates_args=())
+    def f(x: Tensor) -> Tensor:
+        return x + 1
+
+    @onion.library.register_torch_dispatch(f"{NS}::f", Wrapper)
+    def _(cls, func, types, args, kwargs):
+        assert cls is Wrapper and types == (Wrapper,)
+        return Wrapper(args[0].elem * 10)
+
+    y = f(Wrapper(onion.ones(2)))
+    assert type(y) is Wrapper and y.elem.tolist() == [10.0, 10.0]
+
+
+def test_factory_op_picks_the_backend_from_its_device_argument():
+    @custom_op(f"{NS}::make", mutates_args=(), device_types="cpu")
+    def make(n: int, device: onion.device) -> Tensor:
+        return onion.arange(n, dtype=onion.float32)
+
+    assert make(3, onion.device("cpu")).tolist() == [0.0, 1.0, 2.0]
+    assert make(2, "cpu").tolist() == [0.0, 1.0]                 # a device string, converted
+    with pytest.raises(RuntimeError, match="does not have a kernel registered for meta"):
+        make(2, "meta")
+    with pytest.raises(ValueError, match="required to have a `device: torch.device` argument"):
+        @custom_op(f"{NS}::make2", mutates_args=(), device_types="cpu")
+        def make2(n: int) -> Tensor:
+            return onion.zeros(n)
+    assert not hasattr(onion.ops._onion_testing, "make2")
+
+
+def test_tags_and_schema_of_the_operator():
+    @custom_op(f"{NS}::f", mutates_args=(), tags=("pointwise",))
+    def f(x: Tensor, *, alpha: float = 1.0) -> Tensor:
+        return x * alpha
+
+    op = onion.ops._onion_testing.f.default
+    assert str(op._schema) == f"{NS}::f(Tensor x, *, float alpha=1.0) -> Tensor"
+    assert op.tags == ("pt2_compliant_tag", "pointwise")
+    assert f(onion.ones(1), alpha=2.0).tolist() == [2.0]
+    assert repr(f) == f"<CustomOpDef({NS}::f)>"
