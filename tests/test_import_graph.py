@@ -25,6 +25,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("bindings", ("onion.bindings",)),
     ("codegen", ("onion.codegen",)),
     ("over the dispatcher", ("onion.utils", "onion.modes", "onion._subclasses", "onion.fx", "onion.library",
+                             "onion._library", "onion.types",
                              "onion.amp", "onion.profiler", "onion.random")),
     ("_generated", ("onion._generated",)),
     ("device modules", ("onion.cuda", "onion.cpu", "onion.dask")),

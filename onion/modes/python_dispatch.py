@@ -356,10 +356,9 @@ def _python_fallback(op, ks, values):
     set_state(_mode_state(st))
     try:
         types, args, kwargs = python_arguments(op, values, plan)
-        rules = TORCH_DISPATCH_RULES.get(op)
-        rule = rules.get(type(mode)) if rules is not None else None
-        if rule is not None:        # onion.library.register_torch_dispatch(op, type(mode), rule)
-            result = rule(mode, op, types, args, kwargs)
+        if TORCH_DISPATCH_RULES and type(mode) in TORCH_DISPATCH_RULES.get(op, ()):
+            # onion.library.register_torch_dispatch(op, type(mode), rule)
+            result = TORCH_DISPATCH_RULES[op][type(mode)](mode, op, types, args, kwargs)
         else:
             result = mode.__torch_dispatch__(op, types, args, kwargs)
     finally:

@@ -236,9 +236,10 @@ def dispatch_to_subclasses(op, ks, values, mode=None):
     for a in overloaded:
         cls = type(a)
         _check_torch_dispatch_definition(cls)
-        rules = TORCH_DISPATCH_RULES.get(op)     # onion.library.register_torch_dispatch(op, cls, rule)
-        rule = rules.get(cls) if rules is not None else None
-        ret = rule(cls, op, types, args, kwargs) if rule is not None else cls.__torch_dispatch__(op, types, args, kwargs)
+        if TORCH_DISPATCH_RULES and cls in TORCH_DISPATCH_RULES.get(op, ()):   # register_torch_dispatch(op, cls, rule)
+            ret = TORCH_DISPATCH_RULES[op][cls](cls, op, types, args, kwargs)
+        else:
+            ret = cls.__torch_dispatch__(op, types, args, kwargs)
         if ret is not NotImplemented:
             ret = check_result(plan, ret)
             writes = _write_returns(op)
