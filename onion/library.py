@@ -67,9 +67,18 @@ def _scoped_library(*args, **kwargs):
         lib._destroy()
 
 
-def define(qualname, schema, *, lib=None, tags=()):
+def define(qualname, schema, *, lib=None, tags=(), alias_analysis=""):
     """Define the operator ``qualname`` ("ns::name") with ``schema`` ("(Tensor x) -> Tensor"); with ``lib``
-    it lives as long as that library."""
+    it lives as long as that library.  The older form ``define(lib, "name(Tensor x) -> Tensor")`` returns a
+    decorator that defines the operator in ``lib`` and registers the function as its kernel."""
+    if isinstance(qualname, Library):
+        legacy_lib, legacy_schema = qualname, schema
+
+        def wrap(f):
+            name = legacy_lib.define(legacy_schema, alias_analysis)
+            legacy_lib.impl(name, f)
+            return f
+        return wrap
     if not isinstance(qualname, str):
         raise ValueError(f"define(qualname, schema): expected qualname to be instance of str, got {type(qualname)}")
     namespace, name = parse_namespace(qualname)

@@ -122,8 +122,11 @@ def infer_schema(prototype_function, /, *, mutates_args, op_name: str | None = N
         if schema_type is None:
             valid = ", ".join(sorted(set(SUPPORTED_PARAM_TYPES.values())))
             if typing.get_origin(ann) is tuple or ann is tuple:
+                as_list = tuple_to_list(ann)
+                example = f"For example, {as_list}.\n\n" if _lookup(SUPPORTED_PARAM_TYPES, as_list) else "\n\n"
                 fail(f"Parameter {name} has unsupported type {param.annotation}. We do not support Tuple inputs "
-                     f"in schema. As a workaround, please try to use List instead. The valid types are: {valid}.")
+                     f"in schema. As a workaround, please try to use List instead. {example}The valid types are: "
+                     f"{valid}.")
             fail(f"Parameter {name} has unsupported type {param.annotation}. The valid types are (as schema "
                  f"types): {valid}.")
         mutated = (mutates_args == UNKNOWN_MUTATES and schema_type.startswith("Tensor")) or \
@@ -151,6 +154,19 @@ def infer_schema(prototype_function, /, *, mutates_args, op_name: str | None = N
     ret = _return_schema(resolve(sig.return_annotation), fail)
     head = op_name if op_name is not None else ""
     return f"{head}({', '.join(params)}) -> {ret}"
+
+
+def tuple_to_list(tuple_type):
+    """The list type suggested for a tuple annotation: ``tuple[int, ...]`` and ``tuple[int, int]`` ->
+    ``list[int]``, mixed elements -> a list of their union, a bare tuple -> ``list``."""
+    args = typing.get_args(tuple_type)
+    if not args:
+        return list
+    if len(args) == 2 and args[1] is Ellipsis:
+        return list[args[0]]
+    if len(set(args)) == 1:
+        return list[args[0]]
+    return list[typing.Union[args]]
 
 
 def _return_schema(ann, fail) -> str:

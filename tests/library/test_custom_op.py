@@ -636,3 +636,22 @@ def test_tags_and_schema_of_the_operator():
     assert op.tags == ("pt2_compliant_tag", "pointwise")
     assert f(onion.ones(1), alpha=2.0).tolist() == [2.0]
     assert repr(f) == f"<CustomOpDef({NS}::f)>"
+
+
+def test_define_and_impl_forms_of_pytorch_tests():
+    with onion.library._scoped_library(NS, "FRAGMENT") as lib:
+        with pytest.raises(ValueError, match="expected schema to look like"):
+            onion.library.define(f"{NS}::foo", "foo(Tensor x) -> Tensor", lib=lib)
+
+        @onion.library.define(lib, "legacy(Tensor x) -> Tensor")         # the older decorator form
+        def _(x):
+            return onion.from_numpy(np.sin(x.numpy()))
+        x = onion.randn(3)
+        assert np.allclose(onion.ops._onion_testing.legacy(x).numpy(), np.sin(x.numpy()))
+
+        for name, types in (("foo1", "default"), ("foo2", ["cpu"]), ("foo3", ["cpu", "cuda"]), ("foo4", "CPU")):
+            onion.library.define(f"{NS}::{name}", "(Tensor x) -> Tensor", lib=lib)
+            onion.library.impl(f"{NS}::{name}", types, lambda x: onion.from_numpy(np.sin(x.numpy())), lib=lib)
+            assert np.allclose(getattr(onion.ops._onion_testing, name)(x).numpy(), np.sin(x.numpy()))
+    with pytest.raises(RuntimeError, match="Expected one of cpu, cuda"):
+        onion.library.impl("blah::blah", "somethingsomething")

@@ -113,3 +113,18 @@ def test_errors_as_pytorch(name):
     with pytest.raises(ValueError) as got:
         infer_schema(fn, mutates_args=mutates)
     assert _head(str(got.value)) == _head(str(expected.value))
+
+
+@pytest.mark.parametrize("ann", ["tuple", "typing.Tuple", "tuple[int]", "tuple[int, ...]", "tuple[int, int]",
+                                 "tuple[int, float]", "typing.Tuple[float, int, bool]"])
+def test_tuple_to_list_suggestion_as_pytorch(ann):
+    from onion._library.infer_schema import tuple_to_list
+    from torch._library.infer_schema import tuple_to_list as torch_tuple_to_list
+    t = eval(ann)
+    assert tuple_to_list(t) == torch_tuple_to_list(t)
+
+
+def test_tuple_parameter_message_suggests_a_list():
+    def f(x: tuple[int, ...]) -> onion.Tensor: ...
+    with pytest.raises(ValueError, match=r"please try to use List instead. For example, list\[int\]"):
+        infer_schema(f, mutates_args=())
