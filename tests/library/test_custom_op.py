@@ -512,33 +512,41 @@ def test_register_torch_dispatch_for_a_mode():
 
 
 # --- the same operators in PyTorch 2.13 -------------------------------------------------------------------
+# (PyTorch's side is registered with Library + register_autograd, what its custom_op does underneath: calling a
+# torch custom_op imports torch._dynamo, which costs seconds)
 
-def _define_mul_sin(lib, Tensor, name):
-    @lib.library.custom_op(f"{NS}::{name}", mutates_args=())
-    def mul_sin(x: Tensor, ys: list[Tensor], k: float) -> tuple[Tensor, Tensor]:
-        return (x * ys[0] * k).sin(), x + ys[1]
+def _mul_sin_setup_context(ctx, inputs, output):
+    x, ys, k = inputs
+    ctx.save_for_backward(x, ys[0])
+    ctx.k = k
 
-    def setup_context(ctx, inputs, output):
-        x, ys, k = inputs
-        ctx.save_for_backward(x, ys[0])
-        ctx.k = k
 
-    def backward(ctx, g1, g2):
-        x, y0 = ctx.saved_tensors
-        c = g1 * (x * y0 * ctx.k).cos() * ctx.k
-        return c * y0 + g2, [c * x, g2], None
+def _mul_sin_backward(ctx, g1, g2):
+    x, y0 = ctx.saved_tensors
+    c = g1 * (x * y0 * ctx.k).cos() * ctx.k
+    return c * y0 + g2, [c * x, g2], None
 
-    mul_sin.register_autograd(backward, setup_context=setup_context)
-    return mul_sin
+
+def _torch_op(lib, name, schema, kernel, backward, setup_context=None):
+    lib.define(name + schema)
+    lib.impl(name, kernel, "CPU")
+    torch.library.register_autograd(f"{NS}::{name}", backward, setup_context=setup_context, lib=lib)
+    return getattr(torch.ops._onion_testing, name).default
 
 
 @pytest.mark.oracle
 def test_same_values_and_gradients_as_pytorch_and_builtins():
+    @custom_op(f"{NS}::mul_sin", mutates_args=())
+    def op_o(x: Tensor, ys: list[Tensor], k: float) -> tuple[Tensor, Tensor]:
+        return (x * ys[0] * k).sin(), x + ys[1]
+
+    op_o.register_autograd(_mul_sin_backward, setup_context=_mul_sin_setup_context)
     rng = np.random.default_rng(0)
     data = [rng.standard_normal(4) for _ in range(3)]
-    op_o = _define_mul_sin(onion, onion.Tensor, "mul_sin")
-    op_t = _define_mul_sin(torch, torch.Tensor, "mul_sin_onion_test")
-    try:
+    with torch.library._scoped_library(NS, "FRAGMENT") as tlib:
+        op_t = _torch_op(tlib, "mul_sin", "(Tensor x, Tensor[] ys, float k) -> (Tensor, Tensor)",
+                         lambda x, ys, k: ((x * ys[0] * k).sin(), x + ys[1]), _mul_sin_backward,
+                         _mul_sin_setup_context)
         xo = [onion.tensor(d, requires_grad=True) for d in data]
         xt = [torch.tensor(d, requires_grad=True) for d in data]
         ao, bo = op_o(xo[0], [xo[1], xo[2]], 1.5)
@@ -549,38 +557,31 @@ def test_same_values_and_gradients_as_pytorch_and_builtins():
         (at.sum() * 2 + bt.sum()).backward()
         for o, t in zip(xo, xt):
             assert np.allclose(o.grad.numpy(), t.grad.numpy())
-        # the same math with built-in operators
-        xb = [onion.tensor(d, requires_grad=True) for d in data]
-        ((xb[0] * xb[1] * 1.5).sin().sum() * 2 + (xb[0] + xb[2]).sum()).backward()
-        for o, b in zip(xo, xb):
-            assert np.allclose(o.grad.numpy(), b.grad.numpy())
-    finally:
-        torch.library._custom_ops_registry = None
-        from torch._library.custom_ops import OPDEF_TO_LIB
-        OPDEF_TO_LIB.pop(f"{NS}::mul_sin_onion_test")._destroy()
+    # the same math with built-in operators
+    xb = [onion.tensor(d, requires_grad=True) for d in data]
+    ((xb[0] * xb[1] * 1.5).sin().sum() * 2 + (xb[0] + xb[2]).sum()).backward()
+    for o, b in zip(xo, xb):
+        assert np.allclose(o.grad.numpy(), b.grad.numpy())
 
 
 @pytest.mark.oracle
 @pytest.mark.parametrize("grads", ["too_few", "non_none_for_number"])
 def test_wrong_gradients_same_error_as_pytorch(grads):
-    def define(lib, Tensor, name):
-        @lib.library.custom_op(f"{NS}::{name}", mutates_args=())
-        def f(x: Tensor, y: Tensor, a: float) -> Tensor:
-            return x * y * a
-        f.register_autograd((lambda ctx, g: g) if grads == "too_few" else (lambda ctx, g: (g, g, g)))
-        return f
+    backward = (lambda ctx, g: g) if grads == "too_few" else (lambda ctx, g: (g, g, g))
 
-    messages = []
-    for lib, name in ((torch, "wrong_grads_onion_test"), (onion, "wrong_grads")):
-        f = define(lib, lib.Tensor, name)
-        x = lib.randn(3, requires_grad=True)
-        with pytest.raises(RuntimeError) as e:
-            f(x, lib.randn(3), 2.0).sum().backward()
-        messages.append(str(e.value).replace("_onion_test", ""))
-        if lib is torch:
-            from torch._library.custom_ops import OPDEF_TO_LIB
-            OPDEF_TO_LIB.pop(f"{NS}::{name}")._destroy()
-    assert messages[0] == messages[1]
+    @custom_op(f"{NS}::wrong_grads", mutates_args=())
+    def f(x: Tensor, y: Tensor, a: float) -> Tensor:
+        return x * y * a
+
+    f.register_autograd(backward)
+    with pytest.raises(RuntimeError) as got:
+        f(onion.randn(3, requires_grad=True), onion.randn(3), 2.0).sum().backward()
+    with torch.library._scoped_library(NS, "FRAGMENT") as tlib:
+        op_t = _torch_op(tlib, "wrong_grads", "(Tensor x, Tensor y, float a) -> Tensor", lambda x, y, a: x * y * a,
+                         backward)
+        with pytest.raises(RuntimeError) as expected:
+            op_t(torch.randn(3, requires_grad=True), torch.randn(3), 2.0).sum().backward()
+    assert str(got.value) == str(expected.value)
 
 
 def test_register_torch_dispatch_for_a_subclass():
