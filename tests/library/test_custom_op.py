@@ -656,3 +656,37 @@ def test_define_and_impl_forms_of_pytorch_tests():
             assert np.allclose(getattr(onion.ops._onion_testing, name)(x).numpy(), np.sin(x.numpy()))
     with pytest.raises(RuntimeError, match="Expected one of cpu, cuda"):
         onion.library.impl("blah::blah", "somethingsomething")
+
+
+def test_profiler_names_the_custom_op_once():
+    @custom_op(f"{NS}::mul3", mutates_args=())
+    def mul3(x: Tensor) -> Tensor:
+        return x * 3
+
+    x = onion.ones(2)
+    with onion.profiler.profile() as prof:
+        mul3(x)
+    events = [(e.name, e.cpu_parent.name if e.cpu_parent is not None else None) for e in prof.events()]
+    assert events[:2] == [(f"{NS}::mul3", None), ("aten::mul", f"{NS}::mul3")]
+
+
+def test_register_autograd_list_output_and_needs_input_grad():
+    @custom_op(f"{NS}::scale_all", mutates_args=())
+    def scale_all(xs: list[Tensor], k: float) -> list[Tensor]:
+        return [x * k for x in xs]
+
+    seen = []
+
+    def backward(ctx, grads):
+        seen.append((type(grads).__name__, ctx.needs_input_grad))
+        return [g * ctx.k for g in grads], None
+
+    def setup_context(ctx, inputs, output):
+        ctx.k = inputs[1]
+
+    scale_all.register_autograd(backward, setup_context=setup_context)
+    a, b = onion.ones(2, requires_grad=True), onion.ones(2)
+    out = scale_all([a, b], 3.0)
+    assert isinstance(out, list) and [o.tolist() for o in out] == [[3.0, 3.0], [3.0, 3.0]]
+    (out[0].sum() + out[1].sum()).backward()
+    assert a.grad.tolist() == [3.0, 3.0] and seen == [("list", ([True, False], False))]
