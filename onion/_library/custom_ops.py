@@ -430,16 +430,24 @@ def _generic_call(ov):
 def _make_entry(handle, slow):
     """``__call__(self, <the schema's arguments>)``: checks the argument types a plain call passes (tensors
     by their keyset, numbers by type), computes the keyset and calls the cached kernel; anything else goes
-    through the operator's generic call, which converts or raises as for any operator."""
+    through the operator's generic call (``slow``), which converts or raises as for any operator.  None when
+    the schema's names or order do not make a Python signature (the generic call serves)."""
     schema = handle.schema
     args = schema.arguments
+    seen_default = False
     for a in args:
-        if not a.name.isidentifier() or keyword.iskeyword(a.name) or a.name.startswith("_op"):
+        if not a.name.isidentifier() or keyword.iskeyword(a.name) or a.name.startswith("_"):
             return None
+        if not a.kwarg_only:
+            if a.has_default:
+                seen_default = True
+            elif seen_default:
+                return None
     simple_types = {"int": "int", "SymInt": "int", "float": "float", "bool": "bool", "str": "str"}
     params = ["_op_self", "/"]
     checks = []
-    env = {"_state": _state, "_cache": handle.dispatch_cache, "_slow": slow}
+    env = {"_op_state": _state, "_op_cache": handle.dispatch_cache, "_op_slow": slow,
+           "_op_scalars": (int, float, bool, complex)}
     kw_started = False
     for i, a in enumerate(args):
         t = a.type
@@ -450,8 +458,8 @@ def _make_entry(handle, slow):
             d = python_default(a)
             if d is REQUIRED:
                 return None
-            env[f"_d{i}"] = d
-            params.append(f"{a.name}=_d{i}")
+            env[f"_op_d{i}"] = d
+            params.append(f"{a.name}=_op_d{i}")
         else:
             params.append(a.name)
         if t.base == "Tensor":
@@ -460,25 +468,24 @@ def _make_entry(handle, slow):
             continue
         if t.is_list or t.base not in simple_types and t.base != "Scalar":
             return None             # dtype, device, lists of numbers...: the generic call converts them
-        test = (f"type({a.name}) not in _scalars" if t.base == "Scalar"
+        test = (f"type({a.name}) not in _op_scalars" if t.base == "Scalar"
                 else f"type({a.name}) is not {simple_types[t.base]}")
         if t.optional:
             test = f"({a.name} is not None and {test})"
         checks.append(test)
-    env["_scalars"] = (int, float, bool, complex)
     names = [a.name for a in args]
     slow_call = ", ".join(a.name if not a.kwarg_only else f"{a.name}={a.name}" for a in args)
     terms = keyset_terms(args, names)
     lines = [f"def __call__({', '.join(params)}):"]
     if checks:
-        lines += [f"    if {' or '.join(checks)}:", f"        return _slow({slow_call})"]
-    lines.append("    st = _state()")
+        lines += [f"    if {' or '.join(checks)}:", f"        return _op_slow({slow_call})"]
+    lines.append("    _op_st = _op_state()")
     if terms:
-        lines += ["    try:", f"        ks = ({' | '.join(terms)} | st.include) & st.mask",
-                  "    except AttributeError:", f"        return _slow({slow_call})"]
+        lines += ["    try:", f"        _op_ks = ({' | '.join(terms)} | _op_st.include) & _op_st.mask",
+                  "    except AttributeError:", f"        return _op_slow({slow_call})"]
     else:
-        lines.append("    ks = st.include & st.mask")
-    lines.append(f"    return _cache[ks]({', '.join(['ks'] + names)})")
+        lines.append("    _op_ks = _op_st.include & _op_st.mask")
+    lines.append(f"    return _op_cache[_op_ks]({', '.join(['_op_ks'] + names)})")
     return compile_function("\n".join(lines) + "\n", "__call__", f"{handle.qualified_name} entry", **env)
 
 
