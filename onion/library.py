@@ -13,14 +13,15 @@ import re
 from . import types as _types  # noqa: F401  (onion.types: the annotations infer_schema reads)
 from ._library import autograd as _autograd
 from ._library.custom_ops import (CustomOpDef, custom_op, dispatch_key_for_device, maybe_get_opdef,  # noqa: F401
-                                  parse_namespace, register_torch_dispatch_rule)
+                                  parse_namespace, register_autocast_kernel, register_torch_dispatch_rule)
 from ._library.fake_impl import check_fake_signature, fake_mode_ctx_getter, get_ctx, set_ctx_getter  # noqa: F401
 from ._library.infer_schema import infer_schema  # noqa: F401
 from .core.dispatch_key import DispatchKey
 from .dispatch.library import FAKE_IMPLS, Library, fallthrough_kernel  # noqa: F401
 
 __all__ = ["Library", "fallthrough_kernel", "custom_op", "infer_schema", "define", "impl", "register_kernel",
-           "register_fake", "register_autograd", "register_torch_dispatch", "get_ctx", "CustomOpDef"]
+           "register_fake", "register_autograd", "register_torch_dispatch", "register_autocast", "impl_abstract",
+           "get_ctx", "CustomOpDef"]
 
 _keep_alive: list = []      # libraries made for registrations without ``lib``: they live as long as the process
 _FAKE_LIBS: dict = {}       # namespace -> the FRAGMENT library that owns fakes registered without ``lib``
@@ -213,3 +214,23 @@ def register_torch_dispatch(op, torch_dispatch_class, func=None, /, *, lib=None)
     if func is None:
         return register
     return register(func)
+
+
+def register_autocast(op, device_type: str, cast_inputs, /, *, lib=None):
+    """Under autocast for ``device_type``, ``op``'s floating-point tensor inputs on that device are cast to
+    ``cast_inputs`` and the operator runs with autocast off."""
+    target = _op_name(op, "register_autocast")
+    if isinstance(target, CustomOpDef):
+        return target.register_autocast(device_type, cast_inputs)
+    namespace, _ = parse_namespace(target)
+    register_autocast_kernel(_library_for(namespace, lib), _find(target), device_type, cast_inputs)
+    return None
+
+
+def impl_abstract(qualname, func=None, *, lib=None, _stacklevel: int = 1):
+    """The former name of ``register_fake``."""
+    import warnings
+    warnings.warn("`onion.library.impl_abstract` was renamed to `onion.library.register_fake`. Please use that "
+                  "instead; we will remove `onion.library.impl_abstract` in a future version of PyTorch.",
+                  FutureWarning, stacklevel=2)
+    return register_fake(qualname, func, lib=lib, _stacklevel=_stacklevel + 1)

@@ -115,6 +115,7 @@ class CustomOpDef:
         self._setup_context_fn = None
         self._backward_fn = None
         self._torch_dispatch_fns: dict = {}
+        self._autocast_dtype: dict = {}
         parsed = _parsed if _parsed is not None else parse_schema(name + schema)
         if any(a.kwarg_only and a.type.base == "Tensor" for a in parsed.arguments):
             raise NotImplementedError(f"custom_op with kwarg-only Tensor args. Please make your tensors not "
@@ -285,6 +286,13 @@ class CustomOpDef:
                                f"formula for that.")
         self._backward_fn = backward
         self._setup_context_fn = setup_context
+
+    def register_autocast(self, device_type: str, cast_inputs):
+        """Under autocast for ``device_type``, cast the floating-point tensor inputs on that device (float64
+        excepted) to ``cast_inputs`` and run the operator with autocast off."""
+        if self._autocast_dtype.get(device_type) is None:
+            register_autocast_kernel(self._lib, self._handle, device_type, cast_inputs)
+        self._autocast_dtype[device_type] = cast_inputs
 
     def register_torch_dispatch(self, torch_dispatch_class, fn=None, /):
         """``fn(mode_or_cls, func, types, args, kwargs)`` handles this operator for ``torch_dispatch_class``
@@ -520,6 +528,35 @@ def register_torch_dispatch_rule(lib: Library, handle, torch_dispatch_class, fn)
     operator; the rule goes with the operator."""
     from ..modes.python_dispatch import TORCH_DISPATCH_RULES
     TORCH_DISPATCH_RULES.setdefault(handle.opoverload, {})[torch_dispatch_class] = fn
+
+
+def register_autocast_kernel(lib: Library, handle, device_type: str, cast_inputs) -> None:
+    """The Autocast<device> kernel of ``register_autocast``."""
+    from ..amp.autocast_mode import is_autocast_available
+    from ..core.dtype import float64
+    from ..core.tls import ExcludeDispatchKeyGuard
+    if not isinstance(device_type, str):
+        raise ValueError(f"Expected `device_type` of type `str`, got: `{type(device_type)}`")
+    if not is_autocast_available(device_type):
+        raise ValueError(f"Device type '{device_type}' does not support autocast.")
+    key_name = "Autocast" + dispatch_key_for_device(device_type)
+    guard_keys = bit(DispatchKey[key_name])
+
+    def cast(v):
+        if isinstance(v, Tensor):
+            dt = v.dtype
+            if dt.is_floating_point and dt is not float64 and v.device.type == device_type:
+                return v.to(cast_inputs)
+            return v
+        if isinstance(v, (list, tuple)):
+            return type(v)(cast(x) for x in v)
+        return v
+
+    def kernel(ks, *args):
+        with ExcludeDispatchKeyGuard(guard_keys):
+            return handle.call(*[cast(a) for a in args])
+
+    lib.impl_kernel(handle.qualified_name.partition("::")[2], kernel, key_name)
 
 
 def get_library_allowing_overwrite(namespace: str, name: str) -> Library:

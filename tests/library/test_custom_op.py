@@ -690,3 +690,37 @@ def test_register_autograd_list_output_and_needs_input_grad():
     assert isinstance(out, list) and [o.tolist() for o in out] == [[3.0, 3.0], [3.0, 3.0]]
     (out[0].sum() + out[1].sum()).backward()
     assert a.grad.tolist() == [3.0, 3.0] and seen == [("list", ([True, False], False))]
+
+
+def test_register_autocast():
+    seen = []
+
+    @custom_op(f"{NS}::mm", mutates_args=())
+    def mm(x: Tensor, y: Tensor) -> Tensor:
+        seen.append((x.dtype, y.dtype))
+        return x @ y
+
+    mm.register_autocast("cpu", onion.float16)
+    a, b = onion.ones(2, 2), onion.ones(2, 2, dtype=onion.float64)
+    assert mm(a, a).dtype == onion.float32
+    with onion.autocast("cpu"):
+        out = mm(a, a)
+        mm(a, b.float()).dtype
+        mm(a, b.to(onion.float32))
+        mm(b, b)                         # float64 is left alone
+    assert out.dtype == onion.float16
+    assert seen == [(onion.float32, onion.float32), (onion.float16, onion.float16), (onion.float16, onion.float16),
+                    (onion.float16, onion.float16), (onion.float64, onion.float64)]
+    with pytest.raises(ValueError, match="Expected `device_type` of type `str`"):
+        mm.register_autocast(onion.device("cpu"), onion.float16)
+
+
+def test_impl_abstract_is_register_fake():
+    @custom_op(f"{NS}::f", mutates_args=())
+    def f(x: Tensor) -> Tensor:
+        return x.clone()
+
+    with pytest.warns(FutureWarning, match="renamed to `onion.library.register_fake`"):
+        onion.library.impl_abstract(f"{NS}::f", lambda x: onion.empty_like(x))
+    with FakeTensorMode():
+        assert f(onion.randn(2)).shape == (2,)
