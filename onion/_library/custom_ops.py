@@ -25,6 +25,7 @@ from . import autograd as _autograd
 from .fake_impl import check_fake_signature, fake_mode_ctx_getter, meta_ctx_error, set_ctx_getter
 from .infer_schema import infer_schema
 from .specialize import arg_names, compile_function, keyset_terms
+from .torch_dispatch_rules import register_torch_dispatch_rule
 
 log = logging.getLogger(__name__)
 
@@ -143,8 +144,8 @@ class CustomOpDef:
     def _destroy(self) -> None:
         if OPDEF_TO_LIB.get(self._qualname) is self._lib:
             del OPDEF_TO_LIB[self._qualname]
-        from ..modes.python_dispatch import TORCH_DISPATCH_RULES
-        TORCH_DISPATCH_RULES.pop(self._opoverload, None)
+        if OPDEFS.get(self._qualname) is self:
+            del OPDEFS[self._qualname]
         self._lib._destroy()
 
     # --- calling ------------------------------------------------------------------------
@@ -523,13 +524,6 @@ _listen()
 
 # --- torch_dispatch rules ---------------------------------------------------------------------------
 
-def register_torch_dispatch_rule(lib: Library, handle, torch_dispatch_class, fn) -> None:
-    """``fn`` runs in place of ``torch_dispatch_class.__torch_dispatch__`` (a TorchDispatchMode) for this
-    operator; the rule goes with the operator."""
-    from ..modes.python_dispatch import TORCH_DISPATCH_RULES
-    TORCH_DISPATCH_RULES.setdefault(handle.opoverload, {})[torch_dispatch_class] = fn
-
-
 def register_autocast_kernel(lib: Library, handle, device_type: str, cast_inputs) -> None:
     """The Autocast<device> kernel of ``register_autocast``."""
     from ..amp.autocast_mode import is_autocast_available
@@ -573,9 +567,15 @@ def maybe_get_opdef(op):
     if isinstance(op, CustomOpDef):
         return op
     name = op.name() if hasattr(op, "name") and callable(op.name) else op
-    if isinstance(name, str):
-        return OPDEFS.get(name)
-    return None
+    if not isinstance(name, str):
+        return None
+    opdef = OPDEFS.get(name)
+    if opdef is None:
+        return None
+    from ..dispatch.dispatcher import dispatcher
+    if dispatcher.find(name) is not opdef._handle:      # replaced or destroyed since: not this operator's
+        return None
+    return opdef
 
 
 __all__ = ["custom_op", "CustomOpDef", "FAKE_IMPLS"]

@@ -336,10 +336,6 @@ def _mode_state(st):
     return inner
 
 
-# OpOverload -> {mode type: fn(mode, func, types, args, kwargs)}: what register_torch_dispatch adds
-TORCH_DISPATCH_RULES: dict = {}
-
-
 def _python_fallback(op, ks, values):
     """The boxed kernel at the Python key: hand the call to the innermost mode."""
     st = state()
@@ -356,11 +352,7 @@ def _python_fallback(op, ks, values):
     set_state(_mode_state(st))
     try:
         types, args, kwargs = python_arguments(op, values, plan)
-        if TORCH_DISPATCH_RULES and type(mode) in TORCH_DISPATCH_RULES.get(op, ()):
-            # onion.library.register_torch_dispatch(op, type(mode), rule)
-            result = TORCH_DISPATCH_RULES[op][type(mode)](mode, op, types, args, kwargs)
-        else:
-            result = mode.__torch_dispatch__(op, types, args, kwargs)
+        result = mode.__torch_dispatch__(op, types, args, kwargs)
     finally:
         set_state(st)
     if result is NotImplemented:

@@ -22,7 +22,7 @@ from ..core.tensor import Tensor, make_tensor
 from ..core.tensor_impl import TensorImpl
 
 from .torch_function import _append_overloaded
-from .python_dispatch import SUBCLASS_DISPATCH, TORCH_DISPATCH_RULES, _plan_of, check_result, python_arguments
+from .python_dispatch import SUBCLASS_DISPATCH, _plan_of, check_result, python_arguments
 
 PYTHON_KEYS = bit(K.Python) | bit(K.PythonTLSSnapshot)
 
@@ -236,10 +236,7 @@ def dispatch_to_subclasses(op, ks, values, mode=None):
     for a in overloaded:
         cls = type(a)
         _check_torch_dispatch_definition(cls)
-        if TORCH_DISPATCH_RULES and cls in TORCH_DISPATCH_RULES.get(op, ()):   # register_torch_dispatch(op, cls, rule)
-            ret = TORCH_DISPATCH_RULES[op][cls](cls, op, types, args, kwargs)
-        else:
-            ret = cls.__torch_dispatch__(op, types, args, kwargs)
+        ret = cls.__torch_dispatch__(op, types, args, kwargs)
         if ret is not NotImplemented:
             ret = check_result(plan, ret)
             writes = _write_returns(op)

@@ -724,3 +724,38 @@ def test_impl_abstract_is_register_fake():
         onion.library.impl_abstract(f"{NS}::f", lambda x: onion.empty_like(x))
     with FakeTensorMode():
         assert f(onion.randn(2)).shape == (2,)
+
+
+def test_torch_dispatch_rule_lives_with_its_library():
+    class Passthrough(TorchDispatchMode):
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            return func(*args, **(kwargs or {}))
+
+    class Other(Passthrough):
+        pass
+
+    x = onion.ones(2)
+    with onion.library._scoped_library(NS, "FRAGMENT") as lib:
+        lib.define("f(Tensor x) -> Tensor")
+        lib.impl("f", lambda x: x + 1, "CPU")
+        onion.library.register_torch_dispatch(f"{NS}::f", Passthrough, lambda mode, func, types, args, kwargs: x * 7,
+                                              lib=lib)
+        with Passthrough():
+            assert onion.ops._onion_testing.f(x).tolist() == [7.0, 7.0]
+        with Other():                       # a rule is for its exact type
+            assert onion.ops._onion_testing.f(x).tolist() == [2.0, 2.0]
+        with onion.library._scoped_library(NS, "FRAGMENT") as inner:
+            onion.library.register_torch_dispatch(f"{NS}::f", Other, lambda *a: x * 5, lib=inner)
+            with Other():
+                assert onion.ops._onion_testing.f(x).tolist() == [5.0, 5.0]
+            with Passthrough():             # the rules in force before stay
+                assert onion.ops._onion_testing.f(x).tolist() == [7.0, 7.0]
+        with Other():                       # inner's rule went with inner
+            assert onion.ops._onion_testing.f(x).tolist() == [2.0, 2.0]
+        with Passthrough():
+            assert onion.ops._onion_testing.f(x).tolist() == [7.0, 7.0]
+    with onion.library._scoped_library(NS, "FRAGMENT") as lib:      # defined again: no rule left
+        onion.library.define(f"{NS}::f", "(Tensor x) -> Tensor", lib=lib)
+        onion.library.impl(f"{NS}::f", "cpu", lambda x: x + 1, lib=lib)
+        with Passthrough():
+            assert onion.ops._onion_testing.f(x).tolist() == [2.0, 2.0]
