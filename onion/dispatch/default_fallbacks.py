@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from ..core.dispatch_key import AFTER_AUTOGRAD, AUTOGRAD_KEYS, K
 from .dispatch_table import FALLTHROUGH
+from .fallback_specialize import specialized_fallback
 from .library import Library
 
 FALLTHROUGH_KEYS = (K.BackendSelect, K.ADInplaceOrView, K.AutocastCPU, K.AutocastCUDA, K.PythonTLSSnapshot,
@@ -16,6 +17,10 @@ FALLTHROUGH_KEYS = (K.BackendSelect, K.ADInplaceOrView, K.AutocastCPU, K.Autocas
 
 def _autograd_fallback(op, ks, values):
     return op._handle.redispatch(ks & AFTER_AUTOGRAD, *values)
+
+
+# in an operator's table, the fallback written out for it (only the call that records goes to the boxed one)
+_autograd_fallback.specialize = lambda handle: specialized_fallback(handle, _autograd_fallback, ["warn"])
 
 
 def register_default_fallbacks() -> Library:
