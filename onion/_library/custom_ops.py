@@ -19,7 +19,7 @@ from ..core.dispatch_key import AFTER_ADINPLACE, DispatchKey, bit
 from ..core.tensor import Tensor
 from ..core.tls import state as _state
 from ..dispatch.arguments import REQUIRED, python_default
-from ..dispatch.library import FAKE_IMPLS, Library
+from ..dispatch.library import Library
 from ..dispatch.schema import parse_schema
 from . import autograd as _autograd
 from .fake_impl import check_fake_signature, fake_mode_ctx_getter, meta_ctx_error, set_ctx_getter
@@ -553,16 +553,6 @@ def register_autocast_kernel(lib: Library, handle, device_type: str, cast_inputs
     lib.impl_kernel(handle.qualified_name.partition("::")[2], kernel, key_name)
 
 
-def get_library_allowing_overwrite(namespace: str, name: str) -> Library:
-    qualname = f"{namespace}::{name}"
-    old = OPDEF_TO_LIB.pop(qualname, None)
-    if old is not None:
-        old._destroy()
-    lib = Library(namespace, "FRAGMENT")
-    OPDEF_TO_LIB[qualname] = lib
-    return lib
-
-
 def maybe_get_opdef(op):
     if isinstance(op, CustomOpDef):
         return op
@@ -578,4 +568,4 @@ def maybe_get_opdef(op):
     return opdef
 
 
-__all__ = ["custom_op", "CustomOpDef", "FAKE_IMPLS"]
+__all__ = ["custom_op", "CustomOpDef"]
