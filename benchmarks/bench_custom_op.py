@@ -9,9 +9,14 @@ import argparse
 import timeit
 
 
-def _best(fn, number: int, repeat: int) -> float:
-    """Microseconds per call, the best of ``repeat`` runs (the least disturbed by other processes)."""
-    return min(timeit.repeat(fn, number=number, repeat=repeat)) / number * 1e6
+def _best(cases: dict, number: int, repeat: int) -> dict:
+    """Microseconds per call of each case, the best of ``repeat`` runs (the least disturbed by other
+    processes); the cases take turns, so a change in the machine's load touches them all alike."""
+    best = {name: float("inf") for name in cases}
+    for _ in range(repeat):
+        for name, fn in cases.items():
+            best[name] = min(best[name], timeit.timeit(fn, number=number) / number * 1e6)
+    return best
 
 
 def measure_onion(number: int, repeat: int) -> dict:
@@ -34,9 +39,8 @@ def measure_onion(number: int, repeat: int) -> dict:
         def g(x: Tensor, y: Tensor) -> Tensor:
             return onion.add(x, y)
 
-        return {"direct": _best(lambda: f(x, y), number, repeat),
-                "custom_op": _best(lambda: g(x, y), number, repeat),
-                "define+impl": _best(lambda: direct_op(x, y), number, repeat)}
+        return _best({"direct": lambda: f(x, y), "custom_op": lambda: g(x, y),
+                      "define+impl": lambda: direct_op(x, y)}, number, repeat)
     finally:
         if g is not None:
             g._destroy()
@@ -64,15 +68,14 @@ def measure_torch(number: int, repeat: int):
     def g(x: Tensor, y: Tensor) -> Tensor:
         return torch.add(x, y)
 
-    return {"direct": _best(lambda: f(x, y), number, repeat),
-            "custom_op": _best(lambda: g(x, y), number, repeat),
-            "define+impl": _best(lambda: direct_op(x, y), number, repeat)}
+    return _best({"direct": lambda: f(x, y), "custom_op": lambda: g(x, y),
+                  "define+impl": lambda: direct_op(x, y)}, number, repeat)
 
 
 def main(argv=None) -> dict:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--number", type=int, default=20000)
-    parser.add_argument("--repeat", type=int, default=7)
+    parser.add_argument("--number", type=int, default=10000)
+    parser.add_argument("--repeat", type=int, default=15)
     a = parser.parse_args(argv)
     results = {"onion": measure_onion(a.number, a.repeat), "torch": measure_torch(a.number, a.repeat)}
     print(f"{'':10} {'case':12} {'us/call':>8} {'x direct':>9}")
