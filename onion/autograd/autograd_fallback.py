@@ -19,6 +19,7 @@ import warnings
 
 from ..core.dispatch_key import AFTER_AUTOGRAD, K
 from ..core.tls import state as _tls_state
+from ..dispatch.fallback_specialize import specialized_fallback
 from .graph import Node, gradient_edge
 from .history import set_history
 
@@ -118,6 +119,9 @@ def autograd_fallback(op, ks, values):
     node._num_outputs = max(output_nr, 1)
     return result
 
+
+# in an operator's table, the fallback written out for its schema: only a call that records goes to the boxed one
+autograd_fallback.specialize = lambda handle: specialized_fallback(handle, autograd_fallback, _mode)
 
 # PyTorch's list (VariableFallbackKernel.cpp), plus PrivateUse2/3 so that their tensors run too
 _FALLBACK_KEYS = (K.AutogradOther, K.AutogradCPU, K.AutogradCUDA, K.AutogradXLA, K.AutogradMPS, K.AutogradXPU,

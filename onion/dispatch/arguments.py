@@ -40,7 +40,9 @@ def python_default(arg):
     value = arg.default_value
     name = getattr(value, "name", None)
     if name is not None and not isinstance(value, (str, int, float)):
-        return _SYMBOLS.get(name, name)
+        if name in _SYMBOLS:
+            return _SYMBOLS[name]
+        return _dt.DTYPE_BY_NAME.get(name, name)      # ``ScalarType f=float32`` (custom operators' schemas)
     return value
 
 

@@ -194,6 +194,8 @@ class OperatorHandle:
 
     def _adapt_fallback(self, reg: KernelRegistration):
         fb = reg.fn
+        if "schema" in self.__dict__ and hasattr(fb, "specialize"):   # a fallback written out per operator
+            return fb.specialize(self)
         op = self
 
         def boxed_fallback(ks, *args):
