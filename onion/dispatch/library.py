@@ -188,8 +188,8 @@ class Library:
     def impl(self, op_name, fn, dispatch_key: str = "", *, with_keyset: bool = False,
              allow_override: bool = False) -> None:
         """Register a Python kernel ``fn(*args, **kwargs)`` for ``op_name`` under a key (the operator may be
-        defined later); a kernel already there for that key is overridden, with a warning unless
-        ``allow_override``."""
+        defined later); a kernel already there for that key is overridden, with a warning (the first time in
+        the process, as PyTorch's); ``allow_override`` is accepted as in torch.library."""
         self._check_alive()
         key = parse_key(dispatch_key or self.dispatch_key or "CompositeImplicitAutograd")
         if fn is not FALLTHROUGH and not callable(fn):
@@ -197,7 +197,8 @@ class Library:
         handle = self._resolve(op_name)
         if key is DispatchKey.Meta and handle.has_kernel_for(DispatchKey.CompositeImplicitAutograd):
             raise RuntimeError(
-                f"We should not register a meta kernel directly to the operator '{handle.qualified_name}', because "
+                f"We should not register a meta kernel directly to the operator "
+                f"'{op_name if isinstance(op_name, str) else handle.qualified_name}', because "
                 f"it has a CompositeImplicitAutograd kernel in core. Instead we should let the operator decompose, "
                 f"and ensure that we have meta kernels for the base ops that it decomposes into.")
         debug = self._debug
@@ -208,7 +209,7 @@ class Library:
                 return _adapt_user_kernel(h, _fn, with_keyset)
             reg = KernelRegistration(key, adapt(handle) if handle.has_schema else _not_defined_yet, debug, True,
                                      owner=self._state, adapt=adapt)
-        if not allow_override and handle.kernels.get(key):
+        if handle.kernels.get(key):     # PyTorch 2.13 warns once per process, allow_override or not
             _warn_override(handle, key, handle.kernels[key][-1].debug, debug)
         self._add(handle, reg)
 
