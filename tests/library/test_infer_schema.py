@@ -1,7 +1,7 @@
 """``infer_schema`` against PyTorch 2.13's: the same annotated function gives the same schema text in both, and
 an annotation neither can map gives a ValueError that names the parameter (the same text up to the type lists)."""
 import typing
-from types import SimpleNamespace
+from types import ModuleType, SimpleNamespace
 
 import pytest
 
@@ -14,7 +14,7 @@ pytestmark = pytest.mark.oracle
 
 # what quoted annotations name: evaluated in this module's globals, as both libraries do
 OnionTensor = onion.Tensor
-TorchTensor = torch.Tensor if torch is not None else None
+TorchTensor = torch.Tensor if isinstance(torch, ModuleType) else None     # the stand-in when torch is missing
 
 
 def _namespace(lib):
