@@ -11,7 +11,7 @@ from __future__ import annotations
 from ..autograd.function import Function
 from ..core.dispatch_key import AFTER_AUTOGRAD
 from ..core.tls import set_state, state as _state
-from .specialize import arg_names, compile_function, requires_grad_test
+from ..dispatch.specialize import arg_names, compile_function, requires_grad_test
 
 
 class Info:
@@ -93,15 +93,7 @@ def make_autograd_kernel(handle, info):
                                f"Please use register_autograd to add one.")
         lengths = ctx._result_lists
         if lengths is not None:         # regroup the gradients of Tensor[] outputs into lists
-            grouped, k = [], 0
-            for n in lengths:
-                if n is None:
-                    grouped.append(grads[k])
-                    k += 1
-                else:
-                    grouped.append(list(grads[k:k + n]))
-                    k += n
-            grads = tuple(grouped)
+            grads = _regroup(grads, lengths)
         prev = ctx.needs_input_grad
         ctx.needs_input_grad = _regroup(prev[:-1], ctx._arg_lengths)
         try:

@@ -24,7 +24,7 @@ from ..dispatch.schema import parse_schema
 from . import autograd as _autograd
 from .fake_impl import check_fake_signature, fake_mode_ctx_getter, meta_ctx_error, set_ctx_getter
 from .infer_schema import infer_schema
-from .specialize import arg_names, compile_function, keyset_terms
+from ..dispatch.specialize import arg_names, compile_function, keyset_terms
 from .torch_dispatch_rules import register_torch_dispatch_rule
 
 log = logging.getLogger(__name__)

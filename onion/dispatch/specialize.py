@@ -1,6 +1,7 @@
 """Per-operator Python source, written once at registration, for what runs per call.
 
-A custom operator's entry, autograd kernel and backend-kernel wrapper are specialised to its schema
+A custom operator's entry, autograd kernel and backend-kernel wrapper, and the autograd fallback in an
+operator's table, are specialised to its schema
 (the tensor arguments named, the keyset expression written out), as codegen specialises the built-in
 operators, so a call pays for no generic argument binding.
 """
@@ -8,7 +9,7 @@ from __future__ import annotations
 
 import linecache
 
-from ..dispatch.operator import keyset_of_list
+from .operator import keyset_of_list
 
 _counter = [0]
 
