@@ -21,6 +21,8 @@ class Backend:
     # register_privateuse1.py) when its ``xp`` follows NumPy's API; a backend that registers its own
     # kernels (the stub generator's output) and the CPU fallback for the rest sets this False
     xp_generic_kernels = True
+    # tensors of this device always carry an index, as PyTorch's accelerators' do (``npu`` means ``npu:0``)
+    indexed = False
 
     def empty(self, shape, np_dtype, device):
         raise NotImplementedError
@@ -71,6 +73,9 @@ def register_backend(backend: Backend) -> None:
     BACKENDS[backend.device_type] = backend
     BACKEND_BY_KEY[backend.key] = backend
     STORAGE_MAKERS[backend.device_type] = lambda array, _b=backend: _b.storage_of(array, None)
+    if backend.indexed:
+        from ..core.device import _INDEXED_TYPES
+        _INDEXED_TYPES.add(backend.device_type)
     if backend.xp_generic_kernels and backend.key not in _BUILT_IN_KEYS:
         from .._generated import register_privateuse1
         XP_GENERIC_LIBS[backend.device_type] = register_privateuse1.register(backend.key.name)
@@ -84,6 +89,9 @@ def unregister_backend(device_type: str) -> None:
     if backend is not None and BACKEND_BY_KEY.get(backend.key) is backend:
         del BACKEND_BY_KEY[backend.key]
     STORAGE_MAKERS.pop(device_type, None)
+    if backend is not None and backend.indexed and device_type != "cuda":
+        from ..core.device import _INDEXED_TYPES
+        _INDEXED_TYPES.discard(device_type)
     lib = XP_GENERIC_LIBS.pop(device_type, None)
     if lib is not None:
         lib._destroy()

@@ -84,6 +84,9 @@ _CACHE: dict = {}
 # c10::DeviceType's numbers for the types onion knows (PrivateUse1, under any name, is 20)
 _DEVICE_TYPE_NUMBER = {"cpu": 0, "cuda": 1, "meta": 14, "privateuseone": 20}
 _PRIVATE_NAME = ["privateuseone"]
+# device types whose tensors always carry an index (``cuda`` means ``cuda:0``); a backend joins with
+# ``Backend.indexed = True`` (onion/backends/base.py register_backend)
+_INDEXED_TYPES = {"cuda"}
 
 
 # device types PyTorch itself refuses as a PrivateUse1 name (c10's in-tree accelerators)
@@ -158,8 +161,8 @@ def canonical(dev) -> "device":
     if dev is None:
         return CPU
     d = dev if isinstance(dev, device) else device(dev)
-    if d.type == "cuda" and d.index is None:
-        return device("cuda", 0)
+    if d.index is None and d.type in _INDEXED_TYPES:
+        return device(d.type, 0)
     if d.type == "cpu" and d.index is not None:
         return CPU
     return d
