@@ -59,6 +59,7 @@ def _write_back(dst, src) -> None:
             resize_out(dst, src._impl.sizes, lambda: src._impl.strides)
     if src._impl.numel():
         dst._impl._array[...] = _backend(dst.device).asarray(src._impl._array, dst.device)
+    dst._impl.bump_version()          # onion's kernels bump what they write (the CPU copy's bump stays there)
 
 
 def _is_tensor(v) -> bool:

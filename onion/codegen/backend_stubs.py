@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import ast
+import functools
 import os
 import sys
 import textwrap
@@ -287,7 +288,7 @@ def generate(backend_yaml: str, out_dir: str, force: bool = False, native_yaml: 
     """Write the registration module and the missing stubs; returns the paths written."""
     from .native_index import kernel_names
     by = load_backend_yaml(backend_yaml, os.path.basename(backend_yaml))
-    fns = {f.name: f for f in load_native_functions(native_yaml)}
+    fns = _native_functions(native_yaml, os.path.getmtime(native_yaml))
     listed = set()
     for field in ("supported", "full_codegen", "autograd"):
         for name, loc in by.entries[field]:
@@ -320,6 +321,12 @@ def generate(backend_yaml: str, out_dir: str, force: bool = False, native_yaml: 
                 _write(path, _stub(f, by, field, loc, fns, kernels, name in symint))
                 written.append(path)
     return written
+
+
+@functools.lru_cache(maxsize=2)
+def _native_functions(path: str, mtime: float) -> dict:
+    """onion's operators by name (read once per version of the file)."""
+    return {f.name: f for f in load_native_functions(path)}
 
 
 def _write(path: str, text: str) -> None:

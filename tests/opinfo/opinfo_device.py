@@ -11,7 +11,7 @@ CPU harness's business (it does not depend on the device).
 
 Use::
 
-    failures = run_device_opinfo(["add", "mm"], to_device=lambda t: t.to("npu"), device="npu")
+    failures = run_device_opinfo(["add", "mm"], to_device=keeping_strides("npu"), device="npu")
     assert not failures, "\\n".join(failures)
 """
 from __future__ import annotations
@@ -71,7 +71,10 @@ class DeviceCase(Case):
         if isinstance(x, onion.Tensor):
             if x.device.type != self.device.type:
                 raise Mismatch(f"{where}: onion returned a {x.device} tensor, expected one on {self.device}")
-            return x.detach().cpu()
+            if not self.check_strides:
+                return x.detach().cpu()
+            x = x.detach()        # Tensor.cpu() would make a tensor with gaps contiguous
+            return onion.empty_strided(tuple(x.shape), x.stride(), dtype=x.dtype).copy_(x)
         if isinstance(x, (list, tuple)):
             return type(x)(self.back(v, where) for v in x)
         return x
@@ -214,6 +217,14 @@ class DeviceCase(Case):
                     if b is not None:
                         self.compare(self.back(a, f"grad[{k}]"), b, f"grad[{k}]")
             self.attempt("grad", i, body)
+
+
+def keeping_strides(device):
+    """A ``to_device`` that keeps the CPU tensor's sizes and strides (``Tensor.to`` makes tensors with gaps
+    contiguous, as PyTorch's preserve_format does): an ``empty_strided`` on the device, then ``copy_``."""
+    def to_device(t):
+        return onion.empty_strided(tuple(t.shape), t.stride(), dtype=t.dtype, device=device).copy_(t)
+    return to_device
 
 
 def device_cases(names, dtypes=DEVICE_DTYPES):
