@@ -169,13 +169,24 @@ def test_opinfo_on_npu(npu):
 
 
 @pytest.mark.oracle
+def test_the_runner_sees_a_result_left_on_the_cpu(npu):
+    """The runner is a check: a device that hands back CPU tensors (here: nothing moved) fails it."""
+    sys.path.insert(0, os.path.join(ROOT, "tests", "opinfo"))
+    try:
+        from opinfo_device import run_device_opinfo
+    finally:
+        sys.path.remove(os.path.join(ROOT, "tests", "opinfo"))
+    failures = run_device_opinfo(["mm"], to_device=lambda t: t.clone(), device="npu", dtypes=("float32",), samples=1)
+    assert failures and all("onion returned a cpu tensor, expected one on npu" in f for f in failures)
+
+
+@pytest.mark.oracle
 @pytest.mark.slow
 def test_opinfo_on_npu_full(npu):
     failures = _opinfo_failures(full=True)
     assert not failures, "\n".join(failures)
 
 
-@pytest.mark.slow
 def test_pip_install_editable_offline(tmp_path):
     """``pip install -e examples/onion_npu`` with the venv's setuptools and no index, into a scratch prefix."""
     prefix = tmp_path / "prefix"

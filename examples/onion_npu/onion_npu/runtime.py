@@ -61,7 +61,7 @@ def result_like_meta(op, *args, **kwargs):
     so that a kernel computing only the values agrees with onion on everything else; the Meta run also
     raises the operator's errors in PyTorch's words before anything is computed."""
     def meta(x):
-        if isinstance(x, onion.Tensor):
+        if isinstance(x, onion.Tensor) and not x._impl.is_wrapped_number:     # a Python number stays one
             return onion.empty_strided(tuple(x.shape), x.stride(), dtype=x.dtype, device="meta")
         if isinstance(x, (list, tuple)):
             return type(x)(meta(v) for v in x)
