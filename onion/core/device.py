@@ -157,13 +157,13 @@ def device_type_of_key(key) -> str:
 
 
 def canonical(dev) -> "device":
-    """Accept a device, a string or None (cpu); cuda without index means cuda:0."""
+    """Accept a device, a string or None (cpu); cuda (or an indexed backend's type) without index means index 0."""
     if dev is None:
         return CPU
     d = dev if isinstance(dev, device) else device(dev)
-    if d.index is None and d.type in _INDEXED_TYPES:
-        return device(d.type, 0)
-    if d.type == "cpu" and d.index is not None:
+    if d.index is None:
+        return device(d.type, 0) if d.type in _INDEXED_TYPES else d
+    if d.type == "cpu":
         return CPU
     return d
 
