@@ -266,23 +266,37 @@ _DOUBLES = (_dt.float64.np, _dt.complex128.np)
 
 def xp_copy(dst, src) -> None:
     """Elementwise copy with casting into a (possibly strided) destination array."""
-    if type(dst).__module__.startswith("numpy"):
-        import numpy as np
+    if type(dst) is _ndarray:
         sdt = getattr(src, "dtype", None)
-        if dst.dtype.kind in "iu" and sdt == _dt.bfloat16.np:
-            # ml_dtypes saturates bfloat16 -> integer casts; PyTorch converts as float does (wrapping)
-            src = src.astype(np.float32)
-        elif dst.itemsize == 2 and dst.dtype.kind in "fV" and sdt is not None and sdt.kind in "fc":
-            # c10's Half and BFloat16 are made from a float: a double reaches them through float32 (two
-            # roundings); overflowing to inf is no error there, so NumPy's warning is silenced
-            with np.errstate(over="ignore"):
-                if sdt in _DOUBLES:
-                    src = src.astype(np.float32 if sdt.kind == "f" else np.complex64)
-                np.copyto(dst, src, casting="unsafe")
+        if sdt is not dst.dtype and sdt is not None:
+            _cast_copy(dst, src, sdt)
             return
-        np.copyto(dst, src, casting="unsafe")
+        _copyto(dst, src, casting="unsafe")
+    elif type(dst).__module__.startswith("numpy"):
+        _copyto(dst, src, casting="unsafe")
     else:  # CuPy and array-API namespaces
         dst[...] = src
+
+
+def _cast_copy(dst, src, sdt) -> None:
+    """A NumPy copy between dtypes, with c10's conversions where NumPy's differ."""
+    ddt = dst.dtype
+    if ddt.kind in "iu" and sdt == _dt.bfloat16.np:
+        # ml_dtypes saturates bfloat16 -> integer casts; PyTorch converts as float does (wrapping)
+        src = src.astype(_np.float32)
+    elif ddt.itemsize == 2 and ddt.kind in "fV" and sdt.kind in "fc":
+        # c10's Half and BFloat16 are made from a float: a double reaches them through float32 (two
+        # roundings); overflowing to inf is no error there, so NumPy's warning is silenced
+        with _np.errstate(over="ignore"):
+            if sdt in _DOUBLES:
+                src = src.astype(_np.float32 if sdt.kind == "f" else _np.complex64)
+            _copyto(dst, src, casting="unsafe")
+        return
+    _copyto(dst, src, casting="unsafe")
+
+
+_ndarray = _np.ndarray
+_copyto = _np.copyto
 
 
 __all__ = ["priority", "common_dtype2", "common_dtype", "check_devices", "device_mismatch", "check_out_device",
