@@ -45,6 +45,9 @@ class Backend:
 
 BACKENDS: dict[str, Backend] = {}
 BACKEND_BY_KEY: dict = {}
+# ``fn(device_type)``: loads the generated kernels of a backend registered after onion was loaded (the
+# public surface sets it; onion/_generated's REGISTRATIONS name the device type each module needs)
+LOAD_GENERATED: list = [None]
 
 
 def register_backend(backend: Backend) -> None:
@@ -53,6 +56,8 @@ def register_backend(backend: Backend) -> None:
     BACKENDS[backend.device_type] = backend
     BACKEND_BY_KEY[backend.key] = backend
     STORAGE_MAKERS[backend.device_type] = lambda array, _b=backend: _b.storage_of(array, None)
+    if LOAD_GENERATED[0] is not None:
+        LOAD_GENERATED[0](backend.device_type)
 
 
 def backend_for(device) -> Backend:

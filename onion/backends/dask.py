@@ -3,7 +3,8 @@
 ``xp`` is ``dask.array``, which follows NumPy's API, so the xp-generic kernels CUDA runs (codegen mirrors
 them onto PrivateUse2, see ``MIRRORS`` in onion/codegen/gen_registrations.py) build Dask graphs instead of
 computing: nothing runs until a value is needed (``.item()``, ``.tolist()``, ``.numpy()``, printing,
-``.to("cpu")``, ``onion.dask.compute``).
+``.to("cpu")``, ``onion.dask.compute``).  ``import onion.dask`` registers it (this module: the device
+and its arrays; onion/dask: the kernels and the user functions).
 
 Design (storage, in-place, views).  A Dask array has no memory, strides or offset, so, as PyTorch/XLA,
 a dask tensor's storage is a *root*: the graph of the tensor that owns the data, in row-major order.
@@ -37,12 +38,14 @@ import dask.array as da
 import numpy as np
 
 from ..core import device as _device_mod
-from ..core.dispatch_key import K, tensor_keyset
+from ..core.dispatch_key import K
 from ..core.geometry import contiguous_strides
 from ..core.storage import Storage
 from .base import Backend, register_backend
 
 DEVICE_TYPE = "dask"
+# how arrays are computed: ``fn(arrays) -> values``; onion.dask puts its scheduler choice (a cluster) here
+COMPUTE = [lambda arrays: __import__("dask").compute(*arrays)]
 
 # --- chunk sizes -------------------------------------------------------------------------------------------
 _CHUNKS = ["auto"]
@@ -343,8 +346,7 @@ class DaskBackend(Backend):
         return Storage(root, nbytes, dev), (plan.offset if plan is not None else 0)
 
     def to_numpy(self, array):
-        from ..dask import _compute_one
-        return np.asarray(_compute_one(array))
+        return np.asarray(COMPUTE[0]([array])[0])
 
     def from_numpy(self, array, device=None):
         a = np.array(array, copy=True)          # a copy: the CPU tensor may change afterwards
@@ -357,20 +359,11 @@ class DaskBackend(Backend):
 
 
 def _register() -> None:
+    """The device type and the backend (onion.dask adds the kernels: they live in layers above this one)."""
     if DEVICE_TYPE in _device_mod._BACKEND_OF_TYPE:
         return
     _device_mod._BACKEND_OF_TYPE[DEVICE_TYPE] = K.PrivateUse2
-    from ..aten import tensor_new
-    tensor_new._FRESH.setdefault(K.PrivateUse2, tensor_keyset(K.PrivateUse2))
-    tensor_new._FRESH_INFERENCE.setdefault(K.PrivateUse2, tensor_keyset(K.PrivateUse2, inference=True))
     register_backend(DaskBackend())
-    import importlib
-    importlib.import_module("onion._generated.register_privateuse2")
-    from . import dask_kernels
-    dask_kernels.register(_LIBS)
-
-
-_LIBS: list = []        # the Library objects of dask_kernels (kept alive: a dropped Library unregisters)
 
 
 _register()

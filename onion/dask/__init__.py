@@ -18,8 +18,9 @@ from __future__ import annotations
 
 import contextlib
 
-from ..backends.dask import DEVICE_TYPE, chunk_size, get_chunk_size, set_chunk_size  # noqa: F401 (registers)
-from ..backends.dask_kernels import manual_seed
+from ..backends import dask as _backend
+from ..backends.dask import DEVICE_TYPE, chunk_size, get_chunk_size, set_chunk_size
+from ._kernels import manual_seed
 
 __all__ = ["is_available", "manual_seed", "compute", "persist", "use_cluster", "client", "set_timeout", "set_chunk_size",
            "get_chunk_size", "chunk_size", "DEVICE_TYPE"]
@@ -108,8 +109,19 @@ def _compute_arrays(arrays) -> tuple:
         raise
 
 
-def _compute_one(array):
-    return _compute_arrays([array])[0]
+def _register() -> list:
+    """PrivateUse2's kernels (the generated ones, CUDA's xp-generic kernels mirrored, come with the backend's
+    registration) and onion/dask's own."""
+    from ..aten import tensor_new
+    from ..core.dispatch_key import K, tensor_keyset
+    tensor_new._FRESH.setdefault(K.PrivateUse2, tensor_keyset(K.PrivateUse2))
+    tensor_new._FRESH_INFERENCE.setdefault(K.PrivateUse2, tensor_keyset(K.PrivateUse2, inference=True))
+    from . import _kernels
+    _backend.COMPUTE[0] = _compute_arrays
+    return _kernels.register()
+
+
+_LIBS = _register()     # the Library objects (kept alive: a dropped Library unregisters its kernels)
 
 
 def _dask_impls(tensors):
@@ -125,10 +137,11 @@ def compute(*tensors):
     """The values of dask tensors as CPU tensors, computed together (shared work is done once)."""
     import numpy as np
 
-    import onion
+    from ..aten.tensor_new import wrap_cpu
     impls = _dask_impls(tensors)
     values = _compute_arrays([i._array for i in impls])
-    out = tuple(onion.from_numpy(np.array(v, copy=True).reshape(i._array.shape)) for v, i in zip(values, impls))
+    out = tuple(wrap_cpu(np.array(v, dtype=i.dtype.np, copy=True).reshape(i._array.shape), i.dtype)
+                for v, i in zip(values, impls))
     return out[0] if len(out) == 1 else out
 
 

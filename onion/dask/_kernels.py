@@ -86,7 +86,7 @@ def _factory(size, dtype, device, draw):
     dt = dtype or get_default_dtype()
     if not dt.is_floating_point:
         raise NotImplementedError(f'"normal_kernel_cpu" not implemented for \'{dt.scalar_type_name}\'')
-    from .dask import _chunks_for
+    from ..backends.dask import _chunks_for
     shape = tuple(int(s) for s in size)
     return wrap(draw(shape, _chunks_for(shape, dt.np)).astype(dt.np), dt, device)
 
@@ -166,7 +166,7 @@ def _unsupported(op, *args, **kwargs):
                        f"(tensor.to('cpu')) to run it there.")
 
 
-def register(libs: list) -> None:
+def register() -> list:
     m = Library("aten", "IMPL", "PrivateUse2")
     for name, fn in (("normal_", normal_), ("uniform_", uniform_), ("bernoulli_.float", bernoulli__float),
                      ("sort.stable", sort_stable),
@@ -175,4 +175,4 @@ def register(libs: list) -> None:
         m.impl_kernel(name, fn)
     fb = Library("_", "IMPL", "PrivateUse2")
     fb.fallback(_unsupported)
-    libs += [m, fb]
+    return [m, fb]
