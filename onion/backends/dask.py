@@ -239,10 +239,24 @@ def _index_plan(p, root_shape, shape, strides, offset) -> bool:
     return True
 
 
+class _Address:
+    """What ``Storage.data_ptr`` reads (``data.ptr``): a dask storage's address is its root's identity, so
+    that a view and its base report the same storage and two tensors that share nothing do not."""
+
+    __slots__ = ("ptr",)
+
+    def __init__(self, ptr):
+        self.ptr = ptr
+
+
 class DaskRoot:
     """What a dask storage holds: the root's array object and the (weakly held) views derived from it."""
 
     __slots__ = ("array", "views", "__weakref__")
+
+    @property
+    def data(self):
+        return _Address(id(self))
 
     def __init__(self, array):
         self.array = array

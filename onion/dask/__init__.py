@@ -22,7 +22,7 @@ from ..backends import dask as _backend
 from ..backends.dask import DEVICE_TYPE, chunk_size, get_chunk_size, set_chunk_size
 from ._kernels import manual_seed
 
-__all__ = ["is_available", "manual_seed", "compute", "persist", "use_cluster", "client", "set_timeout", "set_chunk_size",
+__all__ = ["is_available", "manual_seed", "from_dask", "to_dask", "compute", "persist", "use_cluster", "client", "set_timeout", "set_chunk_size",
            "get_chunk_size", "chunk_size", "DEVICE_TYPE"]
 
 _STATE = {"client": None, "owned": False, "timeout": None}
@@ -131,6 +131,29 @@ def _dask_impls(tensors):
             raise TypeError(f"onion.dask expects tensors on the dask device, got "
                             f"{t.device if isinstance(t, Tensor) else type(t).__name__}")
     return [t._impl for t in tensors]
+
+
+def from_dask(array, *, requires_grad: bool = False):
+    """A dask tensor over a ``dask.array`` array (no copy, nothing computed): ``da.random``, ``da.from_zarr``..."""
+    import dask.array as da
+
+    from ..aten.tensor_new import wrap
+    from ..core.device import device
+    from ..core.dtype import from_numpy_dtype
+    if not isinstance(array, da.Array):
+        raise TypeError(f"from_dask expects a dask.array.Array, got {type(array).__name__}")
+    t = wrap(da.Array(array.dask, array.name, array.chunks, meta=array._meta), from_numpy_dtype(array.dtype),
+             device(DEVICE_TYPE))
+    if requires_grad:
+        t.requires_grad_(True)
+    return t
+
+
+def to_dask(tensor):
+    """The ``dask.array`` array of a dask tensor's current value (a new array object over its graph)."""
+    import dask.array as da
+    a = _dask_impls([tensor])[0]._array
+    return da.Array(a.dask, a.name, a.chunks, meta=a._meta)
 
 
 def compute(*tensors):
