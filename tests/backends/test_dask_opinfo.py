@@ -19,7 +19,7 @@ opinfo_device = pytest.importorskip("opinfo_device")
 import dask  # noqa: E402
 
 import onion  # noqa: E402
-import onion.dask  # noqa: E402
+import onion.dask  # noqa: E402,F401 (registers the dask device)
 
 pytestmark = pytest.mark.oracle
 
