@@ -204,6 +204,19 @@ def test_in_place_training_step():
     assert results[0][1:] == results[1][1:]
 
 
+def test_autograd_through_in_place_writes_to_views():
+    """In-place ops on views of a tensor that then requires grad (CopySlices), as on the CPU device."""
+    res = []
+    for dev in ("cpu", "dask"):
+        w = onion.arange(1.0, 4.0).to(dev).requires_grad_()
+        x = onion.zeros(2, 3, device=dev)
+        x[1].add_(w * 2)
+        x.t()[0].mul_(w[:2])
+        (x * x).sum().backward()
+        res.append((x.tolist(), w.grad.tolist()))
+    assert res[0] == res[1] == ([[0.0, 0.0, 0.0], [4.0, 4.0, 6.0]], [32.0, 32.0, 24.0])
+
+
 def test_an_in_place_change_of_a_saved_tensor_is_caught_by_autograd():
     w = onion.ones(3, device="dask", requires_grad=True)
     y = w * 2
@@ -311,6 +324,11 @@ def test_a_cluster_computes_and_a_closed_one_is_a_clear_error():
             x = onion.arange(10.0, device="dask")
             assert (x * 2).sum().item() == 90.0
             y = (x + 1).sum()
+            with onion.dask.use_cluster(cluster.scheduler_address):       # an address: onion's own client
+                own = onion.dask.client()
+                assert own is not client and own.status == "running"
+                assert (x - 1).sum().item() == 35.0
+            assert own.status == "closed" and onion.dask.client() is client
             client.close()
             cluster.close()
             with pytest.raises(RuntimeError, match=r"dask backend: the dask.distributed cluster .* is not running"):
