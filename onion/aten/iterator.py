@@ -269,7 +269,7 @@ def xp_copy(dst, src) -> None:
             # ml_dtypes saturates bfloat16 -> integer casts; PyTorch converts as float does (wrapping)
             src = src.astype(np.float32)
         np.copyto(dst, src, casting="unsafe")
-    else:  # CuPy and array-API namespaces
+    elif dst.size:  # CuPy and array-API namespaces (Dask refuses to assign an empty value to an empty array)
         dst[...] = src
 
 

@@ -189,7 +189,7 @@ class RegistrationWriter:
         kinds = tuple(args[i].type.base + ("?" if args[i].type.optional else "") for i in operands)
         kind = "out" if f.is_out else ("inplace" if f.is_inplace else "functional")
         for key in UFUNC_BACKENDS + (K.Meta,):
-            fname, groups = specs.get(key.name) or specs.get(getattr(MIRRORS.get(key), "name", ""), specs["Generic"])
+            fname, groups = specs.get(key.name, specs["Generic"])     # (a mirror: Generic, not cupyx loops)
             kf = self.file(key)
             kf.imports.add("from onion.aten import ufunc as _ufunc")
             kf.imports.add("from onion.aten.native.ufunc_formulas import FORMULAS as _FORMULAS")
