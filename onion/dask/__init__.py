@@ -6,7 +6,9 @@
 - ``compute(*tensors)``: CPU tensors with the values (one Dask computation for all of them);
 - ``persist(*tensors)``: computes them and keeps the chunks in memory (the cluster's when there is one),
   so that later graphs start from the values; returns the same tensors;
-- ``.item()``, ``.tolist()``, ``.numpy()``, printing, ``.to("cpu")`` compute one tensor.
+- ``.item()``, ``.tolist()``, printing, ``.to("cpu")``, ``.numpy(force=True)`` compute one tensor
+  (``.numpy()`` without ``force`` refuses, as for every device but the CPU in PyTorch).  Printing computes
+  the whole tensor (onion's printer reads a NumPy array): print a slice of one larger than memory.
 
 Scheduling: Dask's local threaded scheduler by default; ``use_cluster(client_or_address)`` (a
 ``dask.distributed.Client``, a ``LocalCluster`` or a scheduler address) sends computations to a cluster,
