@@ -173,6 +173,12 @@ def register() -> list:
                      ("randn", randn), ("randn.generator", randn_generator), ("rand", rand),
                      ("rand.generator", rand_generator), ("_unique2", _unique2), ("nonzero", nonzero)):
         m.impl_kernel(name, fn)
+    return [m, unsupported_fallback()]
+
+
+def unsupported_fallback():
+    """The backend fallback that names an operator the dask backend has no kernel for (a Library: dropping
+    it with ``_destroy()`` takes the fallback away, and the dispatcher's own message comes back)."""
     fb = Library("_", "IMPL", "PrivateUse2")
     fb.fallback(_unsupported)
-    return [m, fb]
+    return fb
