@@ -160,6 +160,8 @@ def _load_all() -> None:
         g[_name] = _torch_function.wrap_function(g[_name], _name)
     from . import overrides  # noqa: F401
     g.update(overrides=overrides)
+    from .utils.backend_registration import _register_device_module    # the out-of-tree backend kit
+    g.update(_register_device_module=_register_device_module)
     _LOADED = True
 
 

@@ -322,6 +322,9 @@ class DaskBackend(Backend):
     device_type = DEVICE_TYPE
     key = K.PrivateUse2
     xp = da
+    # not PrivateUse1's xp-generic set: codegen mirrors CUDA's (a larger one: reductions, matmul...) onto
+    # PrivateUse2, in register_privateuse2.py, which LOAD_GENERATED loads
+    xp_generic_kernels = False
 
     def empty(self, shape, np_dtype, device=None):
         shape = tuple(shape)

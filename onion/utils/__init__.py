@@ -1,1 +1,2 @@
 """Utilities with PyTorch's module names."""
+from .backend_registration import generate_methods_for_privateuse1_backend, rename_privateuse1_backend  # noqa: F401
