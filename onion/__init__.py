@@ -79,6 +79,13 @@ def _load_all() -> None:
     for module, device_type in REGISTRATIONS.items():
         if device_type is None or device_type in BACKENDS:
             importlib.import_module(f"{__name__}._generated.{module}")
+    from .backends import base as _backends_base
+
+    def load_generated(device_type, _registrations=REGISTRATIONS):    # a backend registered later (onion.dask)
+        for module, needs in _registrations.items():
+            if needs == device_type:
+                importlib.import_module(f"{__name__}._generated.{module}")
+    _backends_base.LOAD_GENERATED[0] = load_generated
     from .aten.math_bits import register_math_bit_fallbacks
     g["_MATH_BIT_LIBS"] = register_math_bit_fallbacks()
     from ._generated.python_functions import FUNCTIONS

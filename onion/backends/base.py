@@ -52,6 +52,9 @@ class Backend:
 
 BACKENDS: dict[str, Backend] = {}
 BACKEND_BY_KEY: dict = {}
+# ``fn(device_type)``: loads the generated kernels of a backend registered after onion was loaded (the
+# public surface sets it; onion/_generated's REGISTRATIONS name the device type each module needs)
+LOAD_GENERATED: list = [None]
 
 
 _BUILT_IN_KEYS = (K.CPU, K.CUDA, K.Meta)
@@ -79,6 +82,8 @@ def register_backend(backend: Backend) -> None:
     if backend.xp_generic_kernels and backend.key not in _BUILT_IN_KEYS:
         from .._generated import register_privateuse1
         XP_GENERIC_LIBS[backend.device_type] = register_privateuse1.register(backend.key.name)
+    if LOAD_GENERATED[0] is not None:
+        LOAD_GENERATED[0](backend.device_type)
 
 
 def unregister_backend(device_type: str) -> None:

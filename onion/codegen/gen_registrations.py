@@ -25,7 +25,18 @@ from .naming import arg_names
 from .pyfmt import fit_all
 
 from .header import HEADER
-UFUNC_BACKENDS = (K.CPU, K.CUDA, K.PrivateUse1)
+UFUNC_BACKENDS = (K.CPU, K.CUDA, K.PrivateUse1, K.PrivateUse2)
+# keys that get another key's kernels: PrivateUse2 (the Dask backend, onion/backends/dask.py) runs the
+# xp-generic kernels CUDA runs, since dask.array follows NumPy's API as CuPy does
+MIRRORS = {K.PrivateUse2: K.CUDA}
+
+
+def with_mirrors(dispatch: dict) -> dict:
+    """A ``dispatch:`` mapping plus the mirrored keys' entries (the kernel of the key they mirror)."""
+    extra = {m: dispatch[src] for m, src in MIRRORS.items() if src in dispatch and m not in dispatch}
+    return {**dispatch, **extra} if extra else dispatch
+
+
 # keys whose file registers nothing on import: a backend asks (onion/backends/base.py register_backend)
 ON_REQUEST_KEYS = (K.PrivateUse1,)
 
@@ -143,7 +154,7 @@ class RegistrationWriter:
         out_args = [n for a, n in zip(f.func.arguments, names) if a.is_out]
         ins = [n for a, n in zip(f.func.arguments, names) if not a.is_out]
         kind = "out" if f.is_out else ("inplace" if f.is_inplace else "functional")
-        impls = {key: kname for key, kname in target.dispatch.items()}
+        impls = dict(with_mirrors(target.dispatch))
         for key in list(impls) + [K.Meta]:
             kf = self.file(key)
             kf.imports.add("from onion.aten import structured as _st")
@@ -197,7 +208,7 @@ class RegistrationWriter:
         kinds = tuple(args[i].type.base + ("?" if args[i].type.optional else "") for i in operands)
         kind = "out" if f.is_out else ("inplace" if f.is_inplace else "functional")
         for key in UFUNC_BACKENDS + (K.Meta,):
-            fname, groups = specs.get(key.name, specs["Generic"])
+            fname, groups = specs.get(key.name, specs["Generic"])     # (a mirror: Generic, not cupyx loops)
             kf = self.file(key)
             kf.imports.add("from onion.aten import ufunc as _ufunc")
             kf.imports.add("from onion.aten.native.ufunc_formulas import FORMULAS as _FORMULAS")
@@ -238,10 +249,10 @@ class RegistrationWriter:
                     target = self.by_name[f.structured_delegate] if f.structured_delegate else f
                     self.structured(f, target)
                     if not f.structured:
-                        for key, kname in f.dispatch.items():
+                        for key, kname in with_mirrors(f.dispatch).items():
                             self.direct(f, key, kname)
                 elif f.dispatch:
-                    for key, kname in f.dispatch.items():
+                    for key, kname in with_mirrors(f.dispatch).items():
                         self.direct(f, key, kname)
                 else:
                     self.composite_implicit(f)

@@ -152,8 +152,9 @@ def render(yaml_path: str = YAML) -> dict:
 
 
 def _needs(module: str):
-    """Device type a registration module needs loaded (CUDA kernels only when CuPy is there)."""
-    return "cuda" if module == "register_cuda" else None
+    """Device type a registration module needs loaded (CUDA kernels only when CuPy is there, PrivateUse2's
+    when the Dask backend is imported: onion/backends/dask.py loads them)."""
+    return {"register_cuda": "cuda", "register_privateuse2": "dask"}.get(module)
 
 
 def generate(yaml_path: str = YAML, out_dir: str = OUT) -> list:

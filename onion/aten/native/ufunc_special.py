@@ -14,7 +14,7 @@ from .ufunc_formulas import _not_implemented, _real, formula
 
 
 def _special(xp):
-    if getattr(xp, "__name__", "") == "numpy":
+    if getattr(xp, "__name__", "") in ("numpy", "dask.array"):   # SciPy's ufuncs run on Dask arrays lazily
         import scipy.special
         return scipy.special
     import cupyx.scipy.special  # the CUDA backend's namespace
