@@ -55,9 +55,14 @@ def register_backend(backend: Backend) -> None:
     STORAGE_MAKERS[backend.device_type] = lambda array, _b=backend: _b.storage_of(array, None)
 
 
+# what PyTorch built without CUDA says as "Torch not compiled with CUDA enabled" (an AssertionError there too)
+NO_CUDA = "onion has no CUDA: install onion[cuda] (CuPy) on a machine with an NVIDIA GPU"
+
+
 def backend_for(device) -> Backend:
     b = BACKENDS.get(device.type)
     if b is None:
-        raise RuntimeError(f"onion has no backend for device type '{device.type}'"
-                           + (" (install cupy to use CUDA)" if device.type == "cuda" else ""))
+        if device.type == "cuda":
+            raise AssertionError(NO_CUDA)
+        raise RuntimeError(f"onion has no backend for device type '{device.type}'")
     return b

@@ -1,0 +1,166 @@
+"""A stand-in CUDA backend whose arrays are NumPy's, for testing the CUDA wiring without a GPU.
+
+It subclasses the real ``CUDABackend`` and replaces only what touches CuPy (arrays, the device runtime),
+so the generated ``register_cuda.py`` kernels, the CUDA random kernels, ``onion.cuda`` and the profiler's
+device timing run as they would on a GPU, with NumPy doing the arithmetic.  ``installed()`` puts it in
+place and restores every registry afterwards.
+"""
+from __future__ import annotations
+
+import contextlib
+import copy
+import importlib
+import sys
+import time
+
+import numpy as np
+
+import onion
+from onion.backends import cuda as _cuda_backend
+from onion.backends.base import BACKEND_BY_KEY, BACKENDS
+from onion.backends.cpu import storage_of_dense, strided_empty
+from onion.core.tensor_impl import STORAGE_MAKERS
+from onion.dispatch import profiling
+
+DEVICES = 2
+
+
+class FakeStream:
+    """cupy.cuda.Stream's interface: work is synchronous, so a stream is always done."""
+
+    def __init__(self, backend, index):
+        self.backend, self.index, self.ptr, self.done = backend, index, 0x1000 + id(self) % 0x1000, True
+        self.waited = []
+
+    def synchronize(self):
+        pass
+
+    def wait_event(self, event):
+        self.waited.append(event)
+
+    def __enter__(self):
+        self.backend._stream_stack.append(self)
+        return self
+
+    def __exit__(self, *exc):
+        self.backend._stream_stack.pop()
+        return False
+
+
+class FakeEvent:
+    """cupy.cuda.Event's interface, timed with the host clock."""
+
+    def __init__(self, timing):
+        self.timing, self.t, self.done = timing, None, True
+
+    def record(self, stream=None):
+        self.t = time.perf_counter()
+
+    def synchronize(self):
+        pass
+
+
+class NumpyCUDABackend(_cuda_backend.CUDABackend):
+    """``cuda`` devices 0 and 1 whose memory is host memory."""
+
+    def __init__(self):
+        super().__init__(xp=np)
+        self._current = 0
+        self._stream_stack = []
+        self.synchronized = []
+        self._null = [FakeStream(self, i) for i in range(DEVICES)]
+
+    def device_guard(self, index):
+        return contextlib.nullcontext()
+
+    def view(self, storage, shape, strides, offset, np_dtype):
+        item = np.dtype(np_dtype).itemsize
+        return np.ndarray(shape, np_dtype, storage.data, offset * item, tuple(s * item for s in strides))
+
+    def empty_strided(self, shape, strides, np_dtype, device=None):
+        return strided_empty(np, shape, strides, np_dtype)
+
+    def storage_of(self, array, device):
+        return storage_of_dense(array, onion.device("cuda", 0 if device is None else device.index or 0), np)
+
+    def to_numpy(self, array):
+        return np.array(array)
+
+    def from_numpy(self, array, device=None):
+        return np.array(array)
+
+    def asarray(self, array, device):
+        return np.asarray(array)
+
+    def device_count(self):
+        return DEVICES
+
+    def current_device(self):
+        return self._current
+
+    def set_device(self, index):
+        if not 0 <= index < DEVICES:
+            raise RuntimeError("CUDA error: invalid device ordinal")
+        self._current = index
+
+    def synchronize(self, index):
+        self.synchronized.append(index)
+
+    def device_properties(self, index):
+        return {"name": "Fake NumPy GPU", "major": 9, "minor": 0, "total_memory": 16 << 30,
+                "multi_processor_count": 4, "L2_cache_size": 4 << 20, "warp_size": 32}
+
+    def memory_allocated(self, index):
+        return 0
+
+    def memory_reserved(self, index):
+        return 0
+
+    def empty_cache(self):
+        pass
+
+    def new_stream(self, index, priority=0):
+        return FakeStream(self, index)
+
+    def current_stream(self, index):
+        return self._stream_stack[-1] if self._stream_stack else self._null[index]
+
+    def default_stream(self, index):
+        return self._null[index]
+
+    def new_event(self, enable_timing, blocking, interprocess):
+        return FakeEvent(enable_timing)
+
+    def elapsed_ms(self, start, end):
+        return (end.t - start.t) * 1000.0
+
+    def _make_rng(self, seed):
+        return np.random.default_rng(seed)
+
+
+@contextlib.contextmanager
+def installed():
+    """The fake as the ``cuda`` device, with the generated CUDA kernels and onion.cuda's random kernels
+    loaded; afterwards the registries, dispatch tables and per-backend loops are as before."""
+    from onion.aten.native.ufunc_formulas import FORMULAS
+    registries = (BACKENDS, BACKEND_BY_KEY, STORAGE_MAKERS, profiling.DEVICE_TIMERS)
+    saved = [copy.copy(r) for r in registries]
+    name = "onion._generated.register_cuda"
+    had_module = name in sys.modules
+    backend = NumpyCUDABackend()
+    try:
+        _cuda_backend.install(backend)
+        module = importlib.import_module(name)
+        onion.cuda._install_kernels()
+        yield backend
+    finally:
+        onion.cuda._uninstall_kernels()
+        if not had_module and name in sys.modules:
+            sys.modules.pop(name).m._destroy()
+        for registry, before in zip(registries, saved):
+            registry.clear()
+            registry.update(before)
+        for f in FORMULAS.values():
+            for k in [k for k in f.loops if k[0] == "cuda"]:
+                del f.loops[k]
+        del module
