@@ -107,7 +107,7 @@ class device_of(device):
     """``device`` of a tensor's device (a CPU tensor: no change)."""
 
     def __init__(self, obj):
-        super().__init__(obj.get_device() if obj.is_cuda else None)
+        super().__init__(obj.device.index if obj.is_cuda else None)
 
 
 def synchronize(device=None) -> None:

@@ -36,7 +36,7 @@ def _to_host(t, backend):
     impl = t._impl
     if impl.device.type != "cuda":
         return t
-    return wrap_cpu(np.ascontiguousarray(backend.to_numpy(impl._array)), impl.dtype)
+    return wrap_cpu(np.array(backend.to_numpy(impl._array), order="C"), impl.dtype)   # 0-d stays 0-d
 
 
 def _to_device(result, backend, dev, back):
@@ -46,7 +46,7 @@ def _to_device(result, backend, dev, back):
         impl = result._impl
         if impl.device.type != "cpu":
             return result
-        return wrap(backend.asarray(np.ascontiguousarray(impl._array), dev), impl.dtype, dev)
+        return wrap(backend.asarray(np.array(impl._array, order="C"), dev), impl.dtype, dev)
     if isinstance(result, tuple):
         return type(result)(*[_to_device(r, backend, dev, back) for r in result]) \
             if hasattr(result, "_fields") else tuple(_to_device(r, backend, dev, back) for r in result)
@@ -93,6 +93,7 @@ def cuda_cpu_fallback(op, ks, values):
         if tuple(original._impl._array.shape) != shape:
             _it.resize_out(original, shape)
         _it.xp_copy(original._impl._array, backend.asarray(host._impl._array, dev))
+        original._impl.bump_version()
     return _to_device(result, backend, dev, back)
 
 

@@ -1,0 +1,233 @@
+"""One prepared run for a machine with an NVIDIA GPU: install, check, measure, all within about 5 minutes.
+
+    python benchmarks/gpu_check.py [--no-install] [--max-ops N]
+
+1. installs what it needs (``pip install -e '.[cuda]'``, and pytest/torch only if missing: a CUDA build
+   of PyTorch already there is kept and used as the reference);
+2. runs the OpInfo harness's samples on CUDA: float32 and int64, one sample per operator (CuPy compiles
+   each kernel on first use, so more samples cost minutes), each result compared with PyTorch on the CPU;
+3. runs the ``cuda``-marked tests;
+4. prints a throughput table (16M-element add, 4096x4096 matmul, a small MLP training step) for onion on
+   CUDA, onion on CPU, and PyTorch CUDA when the installed torch has CUDA (else that column says why not).
+
+Without a GPU it prints why it cannot run and exits 0.
+"""
+from __future__ import annotations
+
+import argparse
+import importlib
+import os
+import shutil
+import subprocess
+import sys
+import time
+import warnings
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def why_no_gpu() -> str | None:
+    """None when an NVIDIA GPU is visible; else the reason, for the message."""
+    if os.environ.get("ONION_GPU_CHECK_FORCE_NO_GPU") == "1":
+        return "ONION_GPU_CHECK_FORCE_NO_GPU=1"
+    if shutil.which("nvidia-smi") is None and not os.path.exists("/dev/nvidia0"):
+        return "no NVIDIA driver (no nvidia-smi, no /dev/nvidia0)"
+    try:
+        r = subprocess.run(["nvidia-smi", "-L"], capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.TimeoutExpired) as e:
+        return f"nvidia-smi failed: {e}"
+    if r.returncode != 0 or "GPU" not in r.stdout:
+        return f"nvidia-smi lists no GPU ({(r.stderr or r.stdout).strip()[:200]})"
+    return None
+
+
+def _pip(*args) -> None:
+    cmd = [sys.executable, "-m", "pip", "install", "-q", *args]
+    print("$", " ".join(cmd), flush=True)
+    subprocess.run(cmd, cwd=ROOT, check=True, timeout=240)
+
+
+def install() -> None:
+    try:
+        import cupy  # noqa: F401
+    except ImportError:
+        _pip("-e", ".[cuda]")
+    missing = [p for p, m in (("pytest", "pytest"), ("torch==2.13.0", "torch"), ("hypothesis", "hypothesis"),
+                              ("expecttest", "expecttest")) if importlib.util.find_spec(m) is None]
+    if missing:
+        _pip(*missing)
+
+
+# --- OpInfo on CUDA ----------------------------------------------------------------------------------
+def _to_device(x, dev):
+    import onion
+    if isinstance(x, onion.Tensor):
+        y = x.detach().to(dev)
+        return y.requires_grad_() if x.requires_grad else y
+    if isinstance(x, (list, tuple)):
+        return type(x)(_to_device(v, dev) for v in x)
+    if isinstance(x, dict):
+        return {k: _to_device(v, dev) for k, v in x.items()}
+    return x
+
+
+def _to_cpu(x):
+    import onion
+    if isinstance(x, onion.Tensor):
+        return x.detach().cpu()
+    if isinstance(x, (list, tuple)):
+        return [_to_cpu(v) for v in x]
+    return x
+
+
+def _compare(ro, rt, where):
+    """Values, dtypes and shapes of onion's CUDA result against PyTorch's (strides are the device's business)."""
+    import numpy as np
+    import torch
+
+    import onion
+    if isinstance(rt, torch.Tensor):
+        if not isinstance(ro, onion.Tensor):
+            raise AssertionError(f"{where}: expected a Tensor, got {type(ro).__name__}")
+        if str(ro.dtype).split(".")[-1] != str(rt.dtype).split(".")[-1] or tuple(ro.shape) != tuple(rt.shape):
+            raise AssertionError(f"{where}: {ro.dtype}{tuple(ro.shape)} vs torch {rt.dtype}{tuple(rt.shape)}")
+        if rt.dtype == torch.bfloat16:
+            ro, rt = ro.float(), rt.float()
+        a = np.asarray(ro.resolve_conj().resolve_neg().numpy())
+        b = rt.detach().resolve_conj().resolve_neg().cpu().numpy()
+        tol = 1e-4 if rt.is_floating_point() else 0
+        np.testing.assert_allclose(a, b, rtol=tol, atol=tol, equal_nan=True, err_msg=where)
+    elif isinstance(rt, (list, tuple)):
+        if len(ro) != len(rt):
+            raise AssertionError(f"{where}: {len(ro)} results vs torch {len(rt)}")
+        for i, (a, b) in enumerate(zip(ro, rt)):
+            _compare(a, b, f"{where}[{i}]")
+
+
+def opinfo_on_cuda(dtypes=("float32", "int64"), max_ops=None, names=None, device="cuda", out=print) -> dict:
+    """One sample per OpInfo entry and dtype, run on ``device`` and compared with PyTorch's result for the
+    same sample (on the CPU, or on CUDA when torch has it).  Returns counts and the failures."""
+    sys.path.insert(0, os.path.join(ROOT, "tests", "opinfo"))
+    import torch
+
+    from opinfo_convert import Unconvertible, to_onion
+    from opinfo_entries import entries, entry_is_seeded
+    tdev = "cuda" if torch.cuda.is_available() else "cpu"
+    stats = {"passed": 0, "failed": 0, "skipped": 0, "failures": []}
+    # values left uninitialised, or an argument PyTorch wants on the CPU (the sample's devices are not kept)
+    unchecked = {"empty_like", "new_empty", "new_empty_strided", "empty", "empty_strided", "tensor_split"}
+    chosen = [e for e in entries() if e.function is not None and not entry_is_seeded(e.op)
+              and (names is None or e.key in names) and e.key not in unchecked]
+    for e in chosen[:max_ops]:
+        for dname in dtypes:
+            dt = getattr(torch, dname)
+            if dt not in e.op.supported_dtypes("cpu"):
+                continue
+            try:
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    sample = next(iter(e.op.sample_inputs("cpu", dt, requires_grad=False)))
+                    args = _to_device(to_onion([sample.input, *sample.args], "cpu"), device)
+                    kwargs = _to_device(to_onion(dict(sample.kwargs), "cpu"), device)
+                    t_args = [a.to(tdev) if isinstance(a, torch.Tensor) else a for a in [sample.input, *sample.args]]
+                    rt = e.op(*t_args, **sample.kwargs)
+            except (Unconvertible, StopIteration, RuntimeError, TypeError, ValueError):
+                stats["skipped"] += 1
+                continue
+            where = f"{e.key}[{dname}]"
+            try:
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    ro = e.function(*args, **kwargs)
+                _compare(_to_cpu(ro), rt, where)
+                stats["passed"] += 1
+            except Exception as exc:  # noqa: BLE001 - every failure is reported, the run goes on
+                stats["failed"] += 1
+                stats["failures"].append(f"{where}: {type(exc).__name__}: {' '.join(str(exc).split())[:160]}")
+    out(f"OpInfo on {device}: {stats['passed']} passed, {stats['failed']} failed, {stats['skipped']} skipped "
+        f"(one sample per operator and dtype, compared with torch on {tdev})")
+    for f in stats["failures"][:40]:
+        out("  FAIL " + f)
+    return stats
+
+
+# --- throughput --------------------------------------------------------------------------------------
+def _time(fn, sync, reps=10) -> float:
+    fn()
+    sync()
+    t0 = time.perf_counter()
+    for _ in range(reps):
+        fn()
+    sync()
+    return (time.perf_counter() - t0) / reps
+
+
+def throughput() -> None:
+    import torch
+
+    import onion
+    rows = []
+
+    def cases(lib, dev, sync):
+        a, b = lib.rand(16 << 20, device=dev), lib.rand(16 << 20, device=dev)
+        m1, m2 = lib.rand(4096, 4096, device=dev), lib.rand(4096, 4096, device=dev)
+        x, y = lib.rand(512, 1024, device=dev), lib.rand(512, 1, device=dev)
+        w1 = lib.rand(1024, 1024, device=dev, requires_grad=True)
+        w2 = lib.rand(1024, 1, device=dev, requires_grad=True)
+
+        def step():
+            loss = ((x @ w1).relu() @ w2 - y).pow(2).mean()
+            loss.backward()
+            with lib.no_grad():
+                for w in (w1, w2):
+                    w -= 1e-3 * w.grad
+                    w.grad = None
+        return {"add 16M float32": _time(lambda: a + b, sync),
+                "matmul 4096x4096 float32": _time(lambda: m1 @ m2, sync, reps=5),
+                "MLP step 512x1024x1024x1": _time(step, sync)}
+
+    onion_cuda = cases(onion, "cuda", onion.cuda.synchronize)
+    torch_cuda = cases(torch, "cuda", torch.cuda.synchronize) if torch.cuda.is_available() else None
+    for name, t in onion_cuda.items():
+        ref = torch_cuda[name] if torch_cuda else None
+        rows.append((name, t, ref))
+    print(f"{'case':28} {'onion cuda':>12} {'torch cuda':>12} {'ratio':>7}")
+    for name, t, ref in rows:
+        ref_s = f"{ref * 1e3:10.3f}ms" if ref else "     (no CUDA torch)"
+        ratio = f"{t / ref:6.2f}x" if ref else ""
+        print(f"{name:28} {t * 1e3:10.3f}ms {ref_s:>12} {ratio:>7}")
+    if torch_cuda is None:
+        print("throughput against PyTorch CUDA skipped: the installed torch is a CPU build")
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--no-install", action="store_true")
+    p.add_argument("--max-ops", type=int, default=None)
+    args = p.parse_args(argv)
+    reason = why_no_gpu()
+    if reason is not None:
+        print(f"gpu_check: cannot run: {reason}. It needs an NVIDIA GPU; run it where one is lent "
+              "(python benchmarks/gpu_check.py).")
+        return 0
+    t0 = time.perf_counter()
+    if not args.no_install:
+        install()
+    sys.path.insert(0, ROOT)
+    import onion
+    if not onion.cuda.is_available():
+        print("gpu_check: cannot run: CuPy does not see the GPU (onion.cuda.is_available() is False)")
+        return 1
+    print(f"device: {onion.cuda.get_device_name()}, {onion.cuda.device_count()} GPU(s)", flush=True)
+    stats = opinfo_on_cuda(max_ops=args.max_ops)
+    print(f"[{time.perf_counter() - t0:.0f}s] cuda-marked tests:", flush=True)
+    rc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-m", "cuda", "-p", "no:cacheprovider",
+                         "tests/backends"], cwd=ROOT, env={**os.environ, "PYTHONPATH": ROOT}).returncode
+    print(f"[{time.perf_counter() - t0:.0f}s] throughput:", flush=True)
+    throughput()
+    print(f"[{time.perf_counter() - t0:.0f}s] done")
+    return 0 if rc == 0 and stats["failed"] == 0 else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
