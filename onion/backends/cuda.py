@@ -93,8 +93,8 @@ class CUDABackend(Backend):
         cp.cuda.runtime.setDevice(index)
 
     def synchronize(self, index: int) -> None:
-        with self.device_guard(index):
-            cp.cuda.Device(index).synchronize()
+        cp.cuda.Device(index).synchronize()
+        self.memory_allocated(index)            # samples the peak (CuPy's pool keeps none)
 
     def device_properties(self, index: int) -> dict:
         """What ``get_device_properties`` reports: name, capability, memory, multiprocessors."""

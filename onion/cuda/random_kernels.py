@@ -17,6 +17,8 @@ from ..aten.native import random as _r
 from ..backends.base import BACKENDS
 from ..core import dtype as _dt
 
+_U64 = (1 << 64) - 1
+
 
 def _rng(impl, generator):
     if generator is not None:
@@ -130,34 +132,54 @@ def bernoulli_out(ks, self, generator, out):
 
 
 def _random_range(impl, from_, to):
-    """[low, high) of random_ / random_.from / random_.to for the tensor's dtype, checked as on CPU."""
+    """(low, number of values) of random_ / random_.from / random_.to for the tensor's dtype, checked and
+    adjusted (a floating dtype's bounds moved to values it holds) as the CPU kernel does."""
     dt = impl.dtype
     if to is not None:
         if not from_ < to:
             raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={from_} >= to={to}")
+        if dt.category == 2:
+            _r._float_digits(dt, "random_update_from_to")
+            from_, to = _r._update_from(from_, dt), _r._update_to(to, dt)
+            if not from_ < to:
+                raise RuntimeError("random_ expects 'from' casted to dtype to be less than 'to' casted to dtype, "
+                                   f"but got from={from_} >= to={to}")
         _r._check_from_to_in_range(from_, to - 1, dt)
-        return from_, to
-    if dt.category == 2:
-        to_inc = min(1 << _r._float_digits(dt, "random_update_from_to"), (1 << 63) - 1)
-    else:
-        to_inc = _r._INT_RANGE[dt.name][1]
-    _r._check_from_to_in_range(from_, to_inc, dt)
-    return from_, to_inc + 1
+        return from_, to - from_
+    if from_ != -(1 << 63):
+        if dt.category == 2:
+            to_inc = min(1 << _r._float_digits(dt, "random_update_from_to"), (1 << 63) - 1)
+            from_ = _r._update_from(from_, dt)
+            if not from_ < to_inc:
+                raise RuntimeError("random_ expects 'from' casted to dtype to be less than or equal to 'to_inc' "
+                                   f"casted to dtype, but got from={from_} > to_inc={to_inc}")
+        else:
+            to_inc = _r._INT_RANGE[dt.name][1]
+        _r._check_from_to_in_range(from_, to_inc, dt)
+        return from_, to_inc - from_ + 1
+    if dt.name not in ("int64", "float64", "float32", "bfloat16"):
+        raise RuntimeError("random_full_64_bits_range_kernel_cuda handles only int64, double, float and bfloat16")
+    return from_, 1 << 64
 
 
 def random__from(ks, self, from_, to, generator):
     impl = _r._begin_inplace(self)
     _r._random_dtype_check(impl.dtype, "random_from_to_kernel_cuda")
-    low, high = _random_range(impl, from_, to)
+    low, span = _random_range(impl, from_, to)
     n = impl._array.size
     if n:
         b, g = _rng(impl, generator)
-        if high - 1 > (1 << 63) - 1:              # the whole int64 range: two 32-bit halves
-            hi = g.integers(0, 1 << 32, n, dtype=np.int64)
-            lo = g.integers(0, 1 << 32, n, dtype=np.int64)
-            _store(impl, (hi << 32) | lo)
-        else:
-            _store(impl, g.integers(low, high, n, dtype=np.int64))
+        xp = b.xp
+        if span < (1 << 62):
+            vals = g.integers(0, span, n, dtype=np.int64) + low if -(1 << 62) < low < (1 << 62) else \
+                (g.integers(0, span, n, dtype=np.int64).astype(np.uint64) + np.uint64(low & _U64)).view(np.int64)
+        else:                                   # a span past int64: 64 random bits, wrapped as C++'s uint64
+            bits = (g.integers(0, 1 << 32, n, dtype=np.int64).astype(np.uint64) << np.uint64(32)) | \
+                g.integers(0, 1 << 32, n, dtype=np.int64).astype(np.uint64)
+            if span != 1 << 64:
+                bits = bits % np.uint64(span)
+            vals = (bits + np.uint64(low & _U64)).view(np.int64)
+        _store(impl, vals if impl.dtype.category != 2 else vals.astype(xp.float64))
     return _r._finish(self)
 
 

@@ -12,6 +12,7 @@ import copy
 import importlib
 import sys
 import time
+import types
 
 import numpy as np
 
@@ -22,7 +23,33 @@ from onion.backends.cpu import storage_of_dense, strided_empty
 from onion.core.tensor_impl import STORAGE_MAKERS
 from onion.dispatch import profiling
 
+from .cupy_names import CUPY, CUPYX_SCIPY_SPECIAL
+
 DEVICES = 2
+
+
+def _restricted(name, source, names):
+    """A module named ``name`` holding only ``names`` of ``source``."""
+    m = types.ModuleType(name)
+    for n in names:
+        setattr(m, n, getattr(source, n))
+    return m
+
+
+def cupy_like_numpy():
+    """NumPy's functions under CuPy's name, only those CuPy has: the stand-in's ``xp``."""
+    return _restricted("cupy", np, CUPY)
+
+
+def _cupyx_modules() -> dict:
+    """``cupyx.scipy.special`` as SciPy's functions that CuPy's has (what ``_special(xp)`` imports)."""
+    import scipy.special
+    special = _restricted("cupyx.scipy.special", scipy.special, CUPYX_SCIPY_SPECIAL)
+    scipy_ = types.ModuleType("cupyx.scipy")
+    scipy_.special = special
+    cupyx = types.ModuleType("cupyx")
+    cupyx.scipy = scipy_
+    return {"cupyx": cupyx, "cupyx.scipy": scipy_, "cupyx.scipy.special": special}
 
 
 class FakeStream:
@@ -64,7 +91,7 @@ class NumpyCUDABackend(_cuda_backend.CUDABackend):
     """``cuda`` devices 0 and 1 whose memory is host memory."""
 
     def __init__(self):
-        super().__init__(xp=np)
+        super().__init__(xp=cupy_like_numpy())
         self._current = 0
         self._stream_stack = []
         self.synchronized = []
@@ -138,29 +165,49 @@ class NumpyCUDABackend(_cuda_backend.CUDABackend):
         return np.random.default_rng(seed)
 
 
+def _cuda_loops(formulas) -> dict:
+    """The per-dtype loops made for the ``cuda`` backend so far, taken out of the formulas."""
+    taken = {}
+    for f in formulas.values():
+        for k in [k for k in f.loops if k[0] == "cuda"]:
+            taken[(f.name, k)] = f.loops.pop(k)
+    return taken
+
+
 @contextlib.contextmanager
 def installed():
     """The fake as the ``cuda`` device, with the generated CUDA kernels and onion.cuda's random kernels
-    loaded; afterwards the registries, dispatch tables and per-backend loops are as before."""
+    loaded; afterwards the registries, dispatch tables and per-backend loops are as before (a real CUDA
+    backend, where there is one, included)."""
     from onion.aten.native.ufunc_formulas import FORMULAS
     registries = (BACKENDS, BACKEND_BY_KEY, STORAGE_MAKERS, profiling.DEVICE_TIMERS)
     saved = [copy.copy(r) for r in registries]
     name = "onion._generated.register_cuda"
     had_module = name in sys.modules
+    had_kernels = bool(onion.cuda._KERNEL_LIBS)
+    real_loops = _cuda_loops(FORMULAS)            # a real GPU's loops close over CuPy
     backend = NumpyCUDABackend()
+    shims = _cupyx_modules()
+    saved_modules = {k: sys.modules.get(k) for k in shims}
     try:
+        sys.modules.update(shims)
         _cuda_backend.install(backend)
-        module = importlib.import_module(name)
+        importlib.import_module(name)
         onion.cuda._install_kernels()
         yield backend
     finally:
-        onion.cuda._uninstall_kernels()
+        if not had_kernels:
+            onion.cuda._uninstall_kernels()
+        for k, v in saved_modules.items():
+            if v is None:
+                sys.modules.pop(k, None)
+            else:
+                sys.modules[k] = v
         if not had_module and name in sys.modules:
             sys.modules.pop(name).m._destroy()
         for registry, before in zip(registries, saved):
             registry.clear()
             registry.update(before)
-        for f in FORMULAS.values():
-            for k in [k for k in f.loops if k[0] == "cuda"]:
-                del f.loops[k]
-        del module
+        _cuda_loops(FORMULAS)
+        for (fname, k), loop in real_loops.items():
+            FORMULAS[fname].loops[k] = loop

@@ -209,6 +209,13 @@ def test_seeded_cuda_draws_repeat_and_have_their_distributions(cuda):
     assert e.min() >= 0 and abs(e.mean() - 0.5) < 0.05
     u = onion.empty(300, device="cuda").uniform_(-3, -1).cpu().numpy()
     assert u.min() >= -3 and u.max() < -1
+    for dt, top in ((onion.int8, 127), (onion.uint8, 255), (onion.bool, 1), (onion.float32, 1 << 24)):
+        v = onion.empty(3000, dtype=dt, device="cuda").random_().cpu().numpy()
+        assert v.min() >= 0 and v.max() <= top and v.max() > top // 2
+    full = onion.empty(3000, dtype=onion.int64, device="cuda").random_(-(1 << 63), None).cpu().numpy()
+    assert full.min() < -(1 << 61) and full.max() > 1 << 61
+    ft = onion.empty(500, device="cuda").random_(-5, 5).cpu().tolist()
+    assert set(ft) == set(range(-5, 5))
     like = onion.randn_like(onion.zeros(2, 3, device="cuda:1"))
     assert like.device == onion.device("cuda", 1) and like.shape == (2, 3)
     d = onion.nn.functional.dropout(onion.ones(1000, device="cuda"), 0.5)
