@@ -1,6 +1,8 @@
 """A stand-in CUDA backend whose arrays are NumPy's, for testing the CUDA wiring without a GPU.
 
-It subclasses the real ``CUDABackend`` and replaces only what touches CuPy (arrays, the device runtime),
+Its namespace has only the functions CuPy has, and its arrays refuse NumPy operands as CuPy's do, so a
+kernel that would fail on CuPy fails here.  It subclasses the real ``CUDABackend`` and replaces only what
+touches CuPy (arrays, the device runtime),
 so the generated ``register_cuda.py`` kernels, the CUDA random kernels, ``onion.cuda`` and the profiler's
 device timing run as they would on a GPU, with NumPy doing the arithmetic.  ``installed()`` puts it in
 place and restores every registry afterwards.
@@ -36,9 +38,51 @@ def _restricted(name, source, names):
     return m
 
 
+class DeviceArray(np.ndarray):
+    """A NumPy array standing for device memory, refusing what CuPy's arrays refuse: a host (NumPy) array as
+    an operand, and NumPy functions CuPy does not implement."""
+
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        out = kwargs.get("out") or ()
+        for x in inputs + tuple(out):
+            if type(x) is np.ndarray:
+                raise TypeError(f"Unsupported type {type(x)} (a host array in {ufunc.__name__} on the device)")
+        inputs = tuple(x.view(np.ndarray) if isinstance(x, DeviceArray) else x for x in inputs)
+        if out:
+            kwargs["out"] = tuple(o.view(np.ndarray) for o in out)
+        return _device(getattr(ufunc, method)(*inputs, **kwargs))
+
+    def __array_function__(self, func, types, args, kwargs):
+        if func.__name__ not in CUPY:
+            raise TypeError(f"no implementation found for 'numpy.{func.__name__}' on CuPy arrays")
+        return _device(super().__array_function__(func, types, args, kwargs))
+
+
+def _device(r):
+    if type(r) is np.ndarray:
+        return r.view(DeviceArray)
+    if isinstance(r, tuple):
+        return tuple(_device(x) for x in r)
+    return r
+
+
+def _returning_device_arrays(fn):
+    def wrapper(*args, **kwargs):
+        return _device(fn(*args, **kwargs))
+    wrapper.__name__ = getattr(fn, "__name__", "function")
+    return wrapper
+
+
 def cupy_like_numpy():
-    """NumPy's functions under CuPy's name, only those CuPy has: the stand-in's ``xp``."""
-    return _restricted("cupy", np, CUPY)
+    """NumPy's functions under CuPy's name, only those CuPy has, making ``DeviceArray``s: the stand-in's
+    ``xp``."""
+    m = _restricted("cupy", np, CUPY)
+    for n in CUPY:
+        v = getattr(np, n)
+        if callable(v) and not isinstance(v, (type, np.ufunc)):
+            setattr(m, n, _returning_device_arrays(v))
+    m.ndarray = DeviceArray
+    return m
 
 
 def _cupyx_modules() -> dict:
@@ -88,7 +132,7 @@ class FakeEvent:
 
 
 class NumpyCUDABackend(_cuda_backend.CUDABackend):
-    """``cuda`` devices 0 and 1 whose memory is host memory."""
+    """``cuda`` devices 0 and 1 whose memory is host memory, held in ``DeviceArray``s."""
 
     def __init__(self):
         super().__init__(xp=cupy_like_numpy())
@@ -100,24 +144,28 @@ class NumpyCUDABackend(_cuda_backend.CUDABackend):
     def device_guard(self, index):
         return contextlib.nullcontext()
 
+    def empty(self, shape, np_dtype, device=None):
+        return np.empty(shape, np_dtype).view(DeviceArray)
+
     def view(self, storage, shape, strides, offset, np_dtype):
         item = np.dtype(np_dtype).itemsize
-        return np.ndarray(shape, np_dtype, storage.data, offset * item, tuple(s * item for s in strides))
+        return DeviceArray(shape, np_dtype, storage.data, offset * item, tuple(s * item for s in strides))
 
     def empty_strided(self, shape, strides, np_dtype, device=None):
-        return strided_empty(np, shape, strides, np_dtype)
+        return strided_empty(np, shape, strides, np_dtype).view(DeviceArray)
 
     def storage_of(self, array, device):
-        return storage_of_dense(array, onion.device("cuda", 0 if device is None else device.index or 0), np)
+        return storage_of_dense(array.view(np.ndarray), onion.device("cuda", 0 if device is None else device.index
+                                                                    or 0), np)
 
     def to_numpy(self, array):
-        return np.array(array)
+        return np.array(array.view(np.ndarray) if isinstance(array, DeviceArray) else array)
 
     def from_numpy(self, array, device=None):
-        return np.array(array)
+        return np.array(array).view(DeviceArray)
 
     def asarray(self, array, device):
-        return np.asarray(array)
+        return np.asarray(array.view(np.ndarray) if isinstance(array, DeviceArray) else array).view(DeviceArray)
 
     def device_count(self):
         return DEVICES
@@ -162,7 +210,17 @@ class NumpyCUDABackend(_cuda_backend.CUDABackend):
         return (end.t - start.t) * 1000.0
 
     def _make_rng(self, seed):
-        return np.random.default_rng(seed)
+        return _DeviceRNG(np.random.default_rng(seed))
+
+
+class _DeviceRNG:
+    """NumPy's Generator drawing into ``DeviceArray``s (CuPy's draws on the device)."""
+
+    def __init__(self, g):
+        self.g = g
+
+    def __getattr__(self, name):
+        return _returning_device_arrays(getattr(self.g, name))
 
 
 def _cuda_loops(formulas) -> dict:

@@ -125,3 +125,20 @@ def test_gpu_seeding_events_and_memory():
     assert start.elapsed_time(end) > 0
     del big
     onion.cuda.empty_cache()
+
+
+@pytest.mark.slow
+@pytest.mark.oracle
+def test_gpu_checks_whole_opinfo_sweep_through_the_stand_in():
+    """Every OpInfo entry's first sample (float32, int64) on the stand-in: the kernels registered or falling
+    back for CUDA keep to CuPy's namespace and never mix host arrays into device ones."""
+    pytest.importorskip("torch")
+    sys.path.insert(0, os.path.join(ROOT, "benchmarks"))
+    try:
+        import gpu_check
+    finally:
+        sys.path.remove(os.path.join(ROOT, "benchmarks"))
+    with installed():
+        stats = gpu_check.opinfo_on_cuda(out=lambda line: None)
+    assert stats["failed"] == 0, stats["failures"]
+    assert stats["passed"] > 700
