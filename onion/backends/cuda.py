@@ -48,12 +48,21 @@ class CUDABackend(Backend):
         """A context making device ``index`` current (CuPy allocates and launches there)."""
         return cp.cuda.Device(index)
 
+    @staticmethod
+    def check_dtype(np_dtype) -> None:
+        """CuPy has no bfloat16 arrays (ml_dtypes' type is NumPy-only): refused with a clear error."""
+        if getattr(np_dtype, "__name__", None) == "bfloat16" or str(np_dtype) == "bfloat16":
+            raise TypeError("onion's CUDA backend has no bfloat16: CuPy arrays cannot hold it "
+                            "(use float16 or float32 on CUDA)")
+
     def empty(self, shape, np_dtype, device=None):
+        self.check_dtype(np_dtype)
         with self.device_guard(_index(device)):
             return self.xp.empty(shape, np_dtype)
 
     def empty_strided(self, shape, strides, np_dtype, device=None):
         from .cpu import strided_empty
+        self.check_dtype(np_dtype)
         with self.device_guard(_index(device)):
             return strided_empty(self.xp, shape, strides, np_dtype)
 
@@ -75,6 +84,7 @@ class CUDABackend(Backend):
         return cp.asnumpy(array)
 
     def from_numpy(self, array, device=None):
+        self.check_dtype(array.dtype)
         with self.device_guard(_index(device)):
             return cp.asarray(array)
 

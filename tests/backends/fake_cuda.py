@@ -145,6 +145,7 @@ class NumpyCUDABackend(_cuda_backend.CUDABackend):
         return contextlib.nullcontext()
 
     def empty(self, shape, np_dtype, device=None):
+        self.check_dtype(np_dtype)
         return np.empty(shape, np_dtype).view(DeviceArray)
 
     def view(self, storage, shape, strides, offset, np_dtype):
@@ -152,6 +153,7 @@ class NumpyCUDABackend(_cuda_backend.CUDABackend):
         return DeviceArray(shape, np_dtype, storage.data, offset * item, tuple(s * item for s in strides))
 
     def empty_strided(self, shape, strides, np_dtype, device=None):
+        self.check_dtype(np_dtype)
         return strided_empty(np, shape, strides, np_dtype).view(DeviceArray)
 
     def storage_of(self, array, device):
@@ -162,6 +164,7 @@ class NumpyCUDABackend(_cuda_backend.CUDABackend):
         return np.array(array.view(np.ndarray) if isinstance(array, DeviceArray) else array)
 
     def from_numpy(self, array, device=None):
+        self.check_dtype(np.asarray(array).dtype)
         return np.array(array).view(DeviceArray)
 
     def asarray(self, array, device):

@@ -59,6 +59,11 @@ def test_transfers_keep_values_and_name_the_device(cuda):
     assert onion.zeros(2, device="cuda").device == onion.device("cuda", 0)
     assert onion.empty(3, 2, device="cuda:1").stride() == (2, 1)
     assert onion.ones(2, device="cuda").to(onion.float64).dtype is onion.float64
+    assert onion.ones(2, device="cuda").half().cpu().tolist() == [1.0, 1.0]
+    for make in (lambda: onion.ones(2, device="cuda", dtype=onion.bfloat16), lambda: onion.ones(2).bfloat16().cuda(),
+                 lambda: onion.ones(2, device="cuda").bfloat16()):
+        with pytest.raises(TypeError, match="^onion's CUDA backend has no bfloat16: CuPy arrays cannot hold it"):
+            make()
 
 
 def test_device_mismatch_is_refused_in_pytorchs_words(cuda):
