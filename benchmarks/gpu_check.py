@@ -10,7 +10,8 @@
 4. prints a throughput table (16M-element add, 4096x4096 matmul, a small MLP training step) for onion on
    CUDA, onion on CPU, and PyTorch CUDA when the installed torch has CUDA (else that column says why not).
 
-Without a GPU it prints why it cannot run and exits 0.
+Without a GPU it prints why it cannot run and exits 0; with a GPU but nothing to install from (no network
+and no ``--find-links`` folder of wheels) it says so and exits 2.
 """
 from __future__ import annotations
 
@@ -41,21 +42,27 @@ def why_no_gpu() -> str | None:
     return None
 
 
-def _pip(*args) -> None:
-    cmd = [sys.executable, "-m", "pip", "install", "-q", *args]
+def _pip(*args, find_links=None) -> None:
+    extra = ["--find-links", find_links] if find_links else []
+    cmd = [sys.executable, "-m", "pip", "install", "-q", *extra, *args]
     print("$", " ".join(cmd), flush=True)
     subprocess.run(cmd, cwd=ROOT, check=True, timeout=240)
 
 
-def install() -> None:
+def install(find_links=None) -> str | None:
+    """Install what is missing; None when done, else why it could not be (a machine without the network
+    needs ``--find-links DIR`` with the wheels: cupy-cuda12x, and pytest/torch if absent)."""
     try:
-        import cupy  # noqa: F401
-    except ImportError:
-        _pip("-e", ".[cuda]")
-    missing = [p for p, m in (("pytest", "pytest"), ("torch==2.13.0", "torch"), ("hypothesis", "hypothesis"),
-                              ("expecttest", "expecttest")) if importlib.util.find_spec(m) is None]
-    if missing:
-        _pip(*missing)
+        if importlib.util.find_spec("cupy") is None:
+            _pip("-e", ".[cuda]", find_links=find_links)
+        missing = [p for p, m in (("pytest", "pytest"), ("torch==2.13.0", "torch"), ("hypothesis", "hypothesis"),
+                                  ("expecttest", "expecttest")) if importlib.util.find_spec(m) is None]
+        if missing:
+            _pip(*missing, find_links=find_links)
+    except (subprocess.CalledProcessError, subprocess.TimeoutExpired, OSError) as e:
+        return f"installing failed ({e})"
+    importlib.invalidate_caches()
+    return None
 
 
 # --- OpInfo on CUDA ----------------------------------------------------------------------------------
@@ -212,18 +219,24 @@ def _time(fn, sync, reps=10) -> float:
     return (time.perf_counter() - t0) / reps
 
 
-def throughput() -> None:
+SIZES = {"add": 16 << 20, "matmul": 4096, "batch": 512, "hidden": 1024}
+
+
+def throughput(sizes=SIZES, out=print) -> dict:
+    """Seconds per call of each case for onion on CUDA and PyTorch on CUDA (None without it), printed as a
+    table with the ratio."""
     import torch
 
     import onion
     rows = []
+    n, m, bsz, h = sizes["add"], sizes["matmul"], sizes["batch"], sizes["hidden"]
 
     def cases(lib, dev, sync):
-        a, b = lib.rand(16 << 20, device=dev), lib.rand(16 << 20, device=dev)
-        m1, m2 = lib.rand(4096, 4096, device=dev), lib.rand(4096, 4096, device=dev)
-        x, y = lib.rand(512, 1024, device=dev), lib.rand(512, 1, device=dev)
-        w1 = lib.rand(1024, 1024, device=dev, requires_grad=True)
-        w2 = lib.rand(1024, 1, device=dev, requires_grad=True)
+        a, b = lib.rand(n, device=dev), lib.rand(n, device=dev)
+        m1, m2 = lib.rand(m, m, device=dev), lib.rand(m, m, device=dev)
+        x, y = lib.rand(bsz, h, device=dev), lib.rand(bsz, 1, device=dev)
+        w1 = lib.rand(h, h, device=dev, requires_grad=True)
+        w2 = lib.rand(h, 1, device=dev, requires_grad=True)
 
         def step():
             loss = ((x @ w1).relu() @ w2 - y).pow(2).mean()
@@ -232,27 +245,30 @@ def throughput() -> None:
                 for w in (w1, w2):
                     w -= 1e-3 * w.grad
                     w.grad = None
-        return {"add 16M float32": _time(lambda: a + b, sync),
-                "matmul 4096x4096 float32": _time(lambda: m1 @ m2, sync, reps=5),
-                "MLP step 512x1024x1024x1": _time(step, sync)}
+        return {f"add {n >> 20}M float32" if n >= 1 << 20 else f"add {n} float32": _time(lambda: a + b, sync),
+                f"matmul {m}x{m} float32": _time(lambda: m1 @ m2, sync, reps=5),
+                f"MLP step {bsz}x{h}x{h}x1": _time(step, sync)}
 
     onion_cuda = cases(onion, "cuda", onion.cuda.synchronize)
     torch_cuda = cases(torch, "cuda", torch.cuda.synchronize) if torch.cuda.is_available() else None
     for name, t in onion_cuda.items():
         ref = torch_cuda[name] if torch_cuda else None
         rows.append((name, t, ref))
-    print(f"{'case':28} {'onion cuda':>12} {'torch cuda':>12} {'ratio':>7}")
+    out(f"{'case':28} {'onion cuda':>12} {'torch cuda':>12} {'ratio':>7}")
     for name, t, ref in rows:
-        ref_s = f"{ref * 1e3:10.3f}ms" if ref else "     (no CUDA torch)"
+        ref_s = f"{ref * 1e3:10.3f}ms" if ref else "-"
         ratio = f"{t / ref:6.2f}x" if ref else ""
-        print(f"{name:28} {t * 1e3:10.3f}ms {ref_s:>12} {ratio:>7}")
+        out(f"{name:28} {t * 1e3:10.3f}ms {ref_s:>12} {ratio:>7}")
     if torch_cuda is None:
-        print("throughput against PyTorch CUDA skipped: the installed torch is a CPU build")
+        out("throughput against PyTorch CUDA skipped: the installed torch is a CPU build")
+    return {"onion": onion_cuda, "torch": torch_cuda}
 
 
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--no-install", action="store_true")
+    p.add_argument("--find-links", default=os.environ.get("ONION_WHEELS"),
+                   help="a folder of wheels for pip (machines without the network)")
     p.add_argument("--max-ops", type=int, default=None)
     p.add_argument("--opinfo-budget-s", type=float, default=150.0,
                    help="seconds the OpInfo sweep may take (the whole run should stay within 5 minutes)")
@@ -264,7 +280,10 @@ def main(argv=None) -> int:
         return 0
     t0 = time.perf_counter()
     if not args.no_install:
-        install()
+        failed = install(args.find_links)
+        if failed is not None:
+            print(f"gpu_check: cannot run: {failed}")
+            return 2
     sys.path.insert(0, ROOT)
     import onion
     if not onion.cuda.is_available():

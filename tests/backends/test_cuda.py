@@ -90,6 +90,25 @@ def test_gpu_checks_opinfo_runner_through_the_stand_in():
     assert lines[0].startswith(f"OpInfo on cuda: {stats['passed']} passed, 0 failed")
 
 
+@pytest.mark.oracle
+def test_gpu_checks_throughput_table_through_the_stand_in():
+    torch = pytest.importorskip("torch")
+    if torch.cuda.is_available():
+        pytest.skip("the installed torch has CUDA: the table would time it")
+    sys.path.insert(0, os.path.join(ROOT, "benchmarks"))
+    try:
+        import gpu_check
+    finally:
+        sys.path.remove(os.path.join(ROOT, "benchmarks"))
+    lines = []
+    with installed():
+        times = gpu_check.throughput({"add": 1000, "matmul": 8, "batch": 4, "hidden": 8}, out=lines.append)
+    assert list(times["onion"]) == ["add 1000 float32", "matmul 8x8 float32", "MLP step 4x8x8x1"]
+    assert all(t > 0 for t in times["onion"].values()) and times["torch"] is None
+    assert lines[0].split() == ["case", "onion", "cuda", "torch", "cuda", "ratio"]
+    assert lines[-1] == "throughput against PyTorch CUDA skipped: the installed torch is a CPU build"
+
+
 # --- on a GPU --------------------------------------------------------------------------------------------
 @pytest.mark.cuda
 @needs_gpu

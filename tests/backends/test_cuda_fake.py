@@ -221,6 +221,11 @@ def test_seeded_cuda_draws_repeat_and_have_their_distributions(cuda):
     assert full.min() < -(1 << 61) and full.max() > 1 << 61
     ft = onion.empty(500, device="cuda").random_(-5, 5).cpu().tolist()
     assert set(ft) == set(range(-5, 5))
+    onion.manual_seed(11)                   # as torch.manual_seed: every CUDA device is seeded too
+    assert onion.cuda.initial_seed() == 11
+    first = onion.rand(5, device="cuda:1").cpu().tolist()
+    onion.manual_seed(11)
+    assert onion.rand(5, device="cuda:1").cpu().tolist() == first
     like = onion.randn_like(onion.zeros(2, 3, device="cuda:1"))
     assert like.device == onion.device("cuda", 1) and like.shape == (2, 3)
     d = onion.nn.functional.dropout(onion.ones(1000, device="cuda"), 0.5)
