@@ -305,9 +305,9 @@ def _first_dtype(args):
 
 
 def _kernel_wrapper(op, fn, key: int):
+    # a backend running kernels asynchronously on a device (CUDA) also times each one there: two events
+    # recorded on the stream around the launch, read when the profile becomes events
     timer = DEVICE_TIMERS.get(key)
-    if timer is not None:
-        return _device_kernel_wrapper(op, fn, key, timer)
     base = kernel_name(op, fn, key)
     backend = _BACKEND_NAMES.get(key, "cpu")
 
@@ -324,49 +324,18 @@ def _kernel_wrapper(op, fn, key: int):
         if owner is not None:
             ev.op = owner
             owner.kernels.append(ev)
+        token = timer.kernel_timer_start() if timer is not None else None
         try:
             result = fn(ks, *args)
             if rec.profile_memory:
                 rec.record_outputs(ev, args, result)
             return result
         finally:
+            if token is not None:
+                timer.kernel_timer_stop(token)
+                ev.device = (timer, token)
             rec.end(ev)
     return profiled_backend_kernel
-
-
-def _device_kernel_wrapper(op, fn, key: int, timer):
-    """A kernel of a backend that runs asynchronously on a device (CUDA): its event also carries the device
-    interval between two events recorded on the stream around the launch (read when the profile is turned
-    into events), so that its row gives the device time next to the launch's CPU time."""
-    base = kernel_name(op, fn, key)
-    backend = _BACKEND_NAMES.get(key, "cpu")
-
-    def profiled_device_kernel(ks, *args):
-        rec = ACTIVE[0]
-        if rec is None:
-            return fn(ks, *args)
-        dt = _first_dtype(args)
-        owner = rec.top()
-        ev = rec.begin(f"{base} <{dt}>" if dt else base, "kernel", op)
-        ev.input_types = [backend]
-        while owner is not None and owner.kind != "op":
-            owner = owner.parent
-        if owner is not None:
-            ev.op = owner
-            owner.kernels.append(ev)
-        token = timer.kernel_timer_start()
-        try:
-            result = fn(ks, *args)
-            if rec.profile_memory:
-                rec.record_outputs(ev, args, result)
-            return result
-        finally:
-            timer.kernel_timer_stop(token)
-            ev.device = (timer, token)
-            rec.end(ev)
-    return profiled_device_kernel
-
-
 
 
 def _composite_kernel_wrapper(op, fn, key: int):

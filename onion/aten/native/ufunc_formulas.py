@@ -6,7 +6,6 @@ plain function of arrays (already in the compute dtype) and Python scalars.
 from __future__ import annotations
 
 import contextlib
-
 import math
 
 import numpy as np
