@@ -150,8 +150,7 @@ class CUDABackend(Backend):
             return cp.cuda.Stream(non_blocking=False, priority=priority) if priority else cp.cuda.Stream()
 
     def current_stream(self, index: int):
-        with self.device_guard(index):
-            return cp.cuda.get_current_stream()
+        return cp.cuda.get_current_stream(index)
 
     def default_stream(self, index: int):
         return cp.cuda.Stream.null

@@ -246,7 +246,7 @@ class Stream:
         return event
 
     def __eq__(self, other):
-        return isinstance(other, Stream) and self._raw is other._raw
+        return isinstance(other, Stream) and (self._raw is other._raw or self._raw == other._raw)
 
     def __hash__(self):
         return hash((self.cuda_stream, self.device))

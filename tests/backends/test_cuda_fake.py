@@ -101,6 +101,21 @@ def test_elementwise_kernels_match_torch(cuda):
     _same(a2, ta * 2 + tb)
 
 
+def test_special_functions_come_from_cupyx_scipy_special(cuda):
+    """The formulas over ``scipy.special`` on the CPU take ``cupyx.scipy.special`` on CUDA (here: the stand-in's
+    module of that name, holding only what CuPy's has)."""
+    import sys
+    (a, ta) = _pair([[0.3, 1.7, 2.5], [4.0, 0.9, 3.2]])
+    (h, th) = _pair([[0.1, -0.4, 0.7]])
+    for f, tf in ((onion.erfc, torch.erfc), (onion.digamma, torch.digamma), (onion.i0, torch.i0),
+                  (onion.special_i1, torch.special.i1)):
+        _same(f(a), tf(ta), rtol=1e-5)
+    _same(onion.erfinv(h), torch.erfinv(th), rtol=1e-5)
+    _same(onion.igamma(a, a * 0.5 + 1), torch.igamma(ta, ta * 0.5 + 1), rtol=1e-5)
+    _same(onion.igammac(a, a * 0.5 + 1), torch.igammac(ta, ta * 0.5 + 1), rtol=1e-5)
+    assert sys.modules["cupyx.scipy.special"].__name__ == "cupyx.scipy.special"
+
+
 def test_reductions_and_matmul_match_torch(cuda):
     rng = np.random.default_rng(0)
     (x, tx), (w, tw) = _pair(rng.standard_normal((4, 5))), _pair(rng.standard_normal((5, 3)))
