@@ -1,5 +1,5 @@
 """A double reaches float16 and bfloat16 through float32, as in c10 (``Half`` and ``BFloat16`` are made from a
-float): values just above a float32 tie round twice.  ``tensor``, ``.to``, ``full`` and ``fill_`` give
+float): values just above a float32 tie round twice.  ``tensor``, ``.to``, ``copy_``, ``full``, ``fill_`` and arithmetic with a number (or alpha) give
 PyTorch's elements, without NumPy's overflow warnings."""
 from __future__ import annotations
 
@@ -24,6 +24,13 @@ WAYS = {
     "full": lambda L, dt: L.stack([L.full((), v, dtype=dt) for v in VALUES[:2]]),
     "fill_": lambda L, dt: L.stack([L.zeros((), dtype=dt).fill_(v) for v in VALUES[:2]]),
     "copy_": lambda L, dt: L.empty(len(VALUES), dtype=dt).copy_(L.tensor(VALUES, dtype=L.float64)),
+    # a Python number or a float64 0-d tensor meets a reduced-float tensor: cast to its dtype first
+    "add number": lambda L, dt: L.stack([L.zeros(2, dtype=dt) + v for v in VALUES[:2]]),
+    "sub 0-d float64": lambda L, dt: L.stack([L.zeros(2, dtype=dt).sub(L.tensor(v, dtype=L.float64))
+                                              for v in VALUES[:2]]),
+    "maximum 0-d float64": lambda L, dt: L.stack([L.maximum(L.zeros(2, dtype=dt), L.tensor(v, dtype=L.float64))
+                                                  for v in VALUES[:2]]),
+    "add alpha": lambda L, dt: L.stack([L.zeros(2, dtype=dt).add(1, alpha=v) for v in VALUES[:2]]),
 }
 
 
