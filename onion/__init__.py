@@ -141,9 +141,9 @@ def _load_all() -> None:
     BINDINGS.update(LINALG_FUNCTIONS)
     g.update(norm=norm)
     Tensor.norm = _tensor_norm
-    from . import amp, cpu
+    from . import amp, cpu, cuda
     from .amp import autocast_mode as _am
-    g.update(amp=amp, cpu=cpu, autocast=_am.autocast, is_autocast_enabled=_am.is_autocast_enabled,
+    g.update(amp=amp, cpu=cpu, cuda=cuda, autocast=_am.autocast, is_autocast_enabled=_am.is_autocast_enabled,
              set_autocast_enabled=_am.set_autocast_enabled, get_autocast_dtype=_am.get_autocast_dtype,
              set_autocast_dtype=_am.set_autocast_dtype, clear_autocast_cache=_am.clear_autocast_cache,
              is_autocast_cache_enabled=_am.is_autocast_cache_enabled,

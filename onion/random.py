@@ -20,8 +20,19 @@ def get_rng_state():
 
 
 def manual_seed(seed) -> Generator:
-    """Seed the default CPU generator (as torch.manual_seed, ``int(seed)`` first) and return it."""
-    return default_generator.manual_seed(int(seed))
+    """Seed the default CPU generator (as torch.manual_seed, ``int(seed)`` first) and return it; as
+    torch.manual_seed seeds every CUDA device too, so does this when a CUDA backend is there."""
+    g = default_generator.manual_seed(int(seed))
+    _seed_cuda(int(seed))
+    return g
+
+
+def _seed_cuda(seed: int) -> None:
+    from .backends.base import BACKENDS
+    cuda = BACKENDS.get("cuda")
+    if cuda is not None:
+        for i in range(cuda.device_count()):
+            cuda.manual_seed(seed, i)
 
 
 def seed() -> int:

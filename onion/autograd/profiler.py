@@ -107,6 +107,9 @@ def _to_events(rec: _profiling.Recorder) -> EventList:
                            input_types=raw.input_types, stack=raw.stack, self_mem=raw.mem,
                            sequence_nr=raw.seq_nr)
         made[id(raw)] = ev
+        if raw.device is not None:            # a kernel timed on its device (CUDA events)
+            timer, token = raw.device
+            _device_row(ev, timer.kernel_timer_us(token))
         if raw.parent is not None and id(raw.parent) in made:
             parent = made[id(raw.parent)]
             ev.cpu_parent = parent
@@ -116,6 +119,11 @@ def _to_events(rec: _profiling.Recorder) -> EventList:
             ev.op.kernels.append(ev)
         out.append(ev)
     return _remove_dup_nodes(out)
+
+
+def _device_row(ev, device_us: float) -> None:
+    """A kernel event that ran on the GPU: its row (onion's kernel track) also gives the device time."""
+    ev.device_time = ev.device_time_total = ev.self_device_time_total = device_us
 
 
 def _remove_dup_nodes(events: EventList) -> EventList:

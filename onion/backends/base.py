@@ -102,9 +102,14 @@ def unregister_backend(device_type: str) -> None:
         lib._destroy()
 
 
+# what PyTorch built without CUDA says as "Torch not compiled with CUDA enabled" (an AssertionError there too)
+NO_CUDA = "onion has no CUDA: install onion[cuda] (CuPy) on a machine with an NVIDIA GPU"
+
+
 def backend_for(device) -> Backend:
     b = BACKENDS.get(device.type)
     if b is None:
-        raise RuntimeError(f"onion has no backend for device type '{device.type}'"
-                           + (" (install cupy to use CUDA)" if device.type == "cuda" else ""))
+        if device.type == "cuda":
+            raise AssertionError(NO_CUDA)
+        raise RuntimeError(f"onion has no backend for device type '{device.type}'")
     return b

@@ -29,6 +29,9 @@ _COMPOSITE_EXPLICIT_KEYS = frozenset(int(k) for k in (K.CompositeExplicitAutogra
 _PYTHON_BIT = 1 << int(K.Python)
 _BACKEND_NAMES = {int(K.CPU): "cpu", int(K.CUDA): "cuda", int(K.PrivateUse1): "privateuse1", int(K.Meta): "meta"}
 _XP = {int(K.CPU): "numpy", int(K.CUDA): "cupy", int(K.PrivateUse1): "numpy", int(K.Meta): "meta"}
+# backend key -> an object timing its kernels on the device (``kernel_timer_start() -> token``,
+# ``kernel_timer_stop(token)``, ``kernel_timer_us(token)``): the CUDA backend registers one (CUDA events)
+DEVICE_TIMERS: dict = {}
 
 ACTIVE: list = [None]          # the recording Recorder, or None (read on cache misses and per backward())
 
@@ -37,7 +40,8 @@ class RawEvent:
     """One recorded interval; ``kind`` is ``"op"``, ``"kernel"``, ``"user"`` or ``"autograd"``."""
 
     __slots__ = ("name", "kind", "start_ns", "end_ns", "tid", "parent", "children", "handle", "python",
-                 "input_shapes", "input_types", "stack", "mem", "id", "seq_nr", "kernels", "op", "depth")
+                 "input_shapes", "input_types", "stack", "mem", "id", "seq_nr", "kernels", "op", "depth",
+                 "device")
 
     def __init__(self, name, kind, parent, tid, handle=None):
         self.name = name
@@ -56,6 +60,7 @@ class RawEvent:
         self.kernels = []
         self.op = None
         self.end_ns = None
+        self.device = None          # (timer, token) of a kernel timed on its device
         self.depth = 0 if parent is None else parent.depth + 1
         self.start_ns = time.perf_counter_ns()
 
@@ -300,6 +305,9 @@ def _first_dtype(args):
 
 
 def _kernel_wrapper(op, fn, key: int):
+    # a backend running kernels asynchronously on a device (CUDA) also times each one there: two events
+    # recorded on the stream around the launch, read when the profile becomes events
+    timer = DEVICE_TIMERS.get(key)
     base = kernel_name(op, fn, key)
     backend = _BACKEND_NAMES.get(key, "cpu")
 
@@ -316,16 +324,18 @@ def _kernel_wrapper(op, fn, key: int):
         if owner is not None:
             ev.op = owner
             owner.kernels.append(ev)
+        token = timer.kernel_timer_start() if timer is not None else None
         try:
             result = fn(ks, *args)
             if rec.profile_memory:
                 rec.record_outputs(ev, args, result)
             return result
         finally:
+            if token is not None:
+                timer.kernel_timer_stop(token)
+                ev.device = (timer, token)
             rec.end(ev)
     return profiled_backend_kernel
-
-
 
 
 def _composite_kernel_wrapper(op, fn, key: int):

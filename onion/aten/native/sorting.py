@@ -1291,7 +1291,7 @@ def _quantile(name, self, q, dim, keepdim, interpolation, ignore_nan):
         qv = None if _no_data(q._impl) else q._impl._array.reshape(-1)
         nq = q._impl._array.size
     else:
-        qv = np.array([q], dt.np)
+        qv = _namespace_of(impl._array).asarray([q], dtype=dt.np)        # on self's device
         nq = 1
     q_slope = q_fixed = None    # d rank / d q, where q is a tensor the linear weights depend on (as ATen's ranks)
     no_values = _no_data(impl) or qv is None
@@ -1368,12 +1368,21 @@ def _blank_or_new(impl, shape, dtype, arr):
     return _new(impl.device, shape, dtype, arr)
 
 
+def _namespace_of(arr):
+    if type(arr) is np.ndarray:
+        return np
+    from ...backends.base import BACKENDS
+    return next((b.xp for b in BACKENDS.values() if b.xp is not None and b.xp is not np
+                 and isinstance(arr, b.xp.ndarray)), np)
+
+
 def _pick_sorted(srt, pos, n):
     """``srt``'s elements at ``pos`` along its last dim (``pos``: lead + (nq,)), differentiably: a 0/1
     selection matrix per row, summed over the sorted values."""
     impl = srt._impl
     shape = pos.shape[:-1] + (n, pos.shape[-1])
-    sel = None if _no_data(impl) else (np.arange(n).reshape(-1, 1) == pos[..., None, :])
+    # the positions' own namespace (CuPy refuses a NumPy operand next to a device array)
+    sel = None if _no_data(impl) else (_namespace_of(pos).arange(n).reshape(-1, 1) == pos[..., None, :])
     mask = _blank_or_new(impl, shape, impl.dtype, sel)
     if sel is None or not np.isnan(impl._array).any():
         return at.sum_dim_IntList(at.unsqueeze(srt, -1) * mask, [-2], False, None)
