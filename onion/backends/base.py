@@ -56,6 +56,8 @@ BACKEND_BY_KEY: dict = {}
 
 _BUILT_IN_KEYS = (K.CPU, K.CUDA, K.Meta)
 XP_GENERIC_LIBS: dict = {}      # device type -> the Library holding its xp-generic kernels
+# register_privateuse1.register(key) of the generated code, set by onion's import (a layer above this one)
+XP_GENERIC_REGISTER: list = [None]
 
 
 def register_backend(backend: Backend) -> None:
@@ -77,8 +79,7 @@ def register_backend(backend: Backend) -> None:
         from ..core.device import _INDEXED_TYPES
         _INDEXED_TYPES.add(backend.device_type)
     if backend.xp_generic_kernels and backend.key not in _BUILT_IN_KEYS:
-        from .._generated import register_privateuse1
-        XP_GENERIC_LIBS[backend.device_type] = register_privateuse1.register(backend.key.name)
+        XP_GENERIC_LIBS[backend.device_type] = XP_GENERIC_REGISTER[0](backend.key.name)
 
 
 def unregister_backend(device_type: str) -> None:
