@@ -161,6 +161,9 @@ def _load_all() -> None:
     from . import overrides  # noqa: F401
     g.update(overrides=overrides)
     from .utils.backend_registration import _register_device_module    # the out-of-tree backend kit
+    from ._generated.register_privateuse1 import register as _register_xp_generic
+    from .backends import base as _backends_base
+    _backends_base.XP_GENERIC_REGISTER[0] = _register_xp_generic
     g.update(_register_device_module=_register_device_module)
     _LOADED = True
 

@@ -59,6 +59,8 @@ LOAD_GENERATED: list = [None]
 
 _BUILT_IN_KEYS = (K.CPU, K.CUDA, K.Meta)
 XP_GENERIC_LIBS: dict = {}      # device type -> the Library holding its xp-generic kernels
+# register_privateuse1.register(key) of the generated code, set by onion's import (a layer above this one)
+XP_GENERIC_REGISTER: list = [None]
 
 
 def register_backend(backend: Backend) -> None:
@@ -80,8 +82,7 @@ def register_backend(backend: Backend) -> None:
         from ..core.device import _INDEXED_TYPES
         _INDEXED_TYPES.add(backend.device_type)
     if backend.xp_generic_kernels and backend.key not in _BUILT_IN_KEYS:
-        from .._generated import register_privateuse1
-        XP_GENERIC_LIBS[backend.device_type] = register_privateuse1.register(backend.key.name)
+        XP_GENERIC_LIBS[backend.device_type] = XP_GENERIC_REGISTER[0](backend.key.name)
     if LOAD_GENERATED[0] is not None:
         LOAD_GENERATED[0](backend.device_type)
 

@@ -27,36 +27,52 @@ def _backend(dev):
     return backend_for(dev)
 
 
+def _empty(shape, strides, dtype, dev):
+    """A fresh tensor of ``dev`` with the given geometry (made here: the backends layer is below aten's
+    tensor factories)."""
+    from ..core.dispatch_key import tensor_keyset
+    from ..core.tensor import make_tensor
+    from ..core.tensor_impl import TensorImpl
+    arr = _backend(dev).empty_strided(tuple(shape), tuple(strides), dtype.np, dev)
+    impl = TensorImpl(arr, dtype, dev, tensor_keyset(dev.backend_key))
+    if 0 in tuple(shape):
+        impl._strides = tuple(strides)         # an empty array cannot tell its strides
+    return make_tensor(impl)
+
+
 def _to_cpu(t):
     """A CPU copy of a device tensor with the same sizes and strides (as ``at::_to_cpu``)."""
-    from ..aten.tensor_new import empty_tensor
     impl = t._impl
     src = _backend(impl.device).to_numpy(impl._array)
-    out = empty_tensor(impl.sizes, impl.dtype, CPU, impl.strides)
+    out = _empty(impl.sizes, impl.strides, impl.dtype, CPU)
     if src.size:
         out._impl._array[...] = src
-    out._impl.requires_grad = False
     return out
 
 
 def _to_device(t, dev):
     """A copy of CPU tensor ``t`` on ``dev``, keeping its strides."""
-    from ..aten.tensor_new import empty_tensor
     impl = t._impl
-    out = empty_tensor(impl.sizes, impl.dtype, dev, impl.strides)
+    out = _empty(impl.sizes, impl.strides, impl.dtype, dev)
     if impl.numel():
         out._impl._array[...] = _backend(dev).asarray(impl._array, dev)
     return out
 
 
 def _write_back(dst, src) -> None:
-    """Copy CPU tensor ``src`` into device tensor ``dst`` (an input the operator mutated), resizing
-    ``dst`` first when the operator resized it (``out=``)."""
-    from ..aten.iterator import resize_out
+    """Copy CPU tensor ``src`` into device tensor ``dst`` (an input the operator mutated); where the
+    operator resized it (``out=``), ``dst`` gets fresh memory of the new geometry first (the CPU run
+    has warned about the resize already)."""
     if tuple(dst._impl.sizes) != tuple(src._impl.sizes):
-        with warnings.catch_warnings():            # the CPU run has warned about the resize already
-            warnings.simplefilter("ignore")
-            resize_out(dst, src._impl.sizes, lambda: src._impl.strides)
+        impl = dst._impl
+        if impl._base is not None:
+            raise RuntimeError("resize_ on a view of another tensor is not supported by the CPU fallback; pass a "
+                               "fresh tensor as out=")
+        fresh = _empty(src._impl.sizes, src._impl.strides, impl.dtype, impl.device)._impl
+        impl._array = fresh._array
+        impl._strides = fresh._strides
+        impl._storage = None
+        impl._offset = 0
     if src._impl.numel():
         dst._impl._array[...] = _backend(dst.device).asarray(src._impl._array, dst.device)
     dst._impl.bump_version()          # onion's kernels bump what they write (the CPU copy's bump stays there)

@@ -16,6 +16,8 @@ from __future__ import annotations
 import sys
 
 from ..core import device as _device_mod
+from ..core.device import device as _device
+from ..core.tensor import Tensor as _Tensor
 
 __all__ = ["rename_privateuse1_backend", "generate_methods_for_privateuse1_backend"]
 
@@ -47,18 +49,16 @@ def _check_register_once(owner, attr: str) -> None:
 
 def _normalization_device(custom_backend_name: str, device=None) -> int:
     """The device index ``device`` (None, an int, "npu:1" or a device) names; None: the current one."""
-    import onion
-
     def current():
-        mod = getattr(onion, custom_backend_name, None)
+        mod = getattr(sys.modules["onion"], custom_backend_name, None)
         fn = getattr(mod, "current_device", None)
         return fn() if fn is not None else 0
 
     if device is None:
         return current()
     if isinstance(device, str):
-        device = onion.device(device)
-    if isinstance(device, onion.device):
+        device = _device(device)
+    if isinstance(device, _device):
         if device.type != custom_backend_name:
             raise RuntimeError(f"Invalid device, must be {custom_backend_name} device")
         return current() if device.index is None else device.index
@@ -66,30 +66,27 @@ def _normalization_device(custom_backend_name: str, device=None) -> int:
 
 
 def _generate_tensor_methods(name: str) -> None:
-    import onion
-
     def is_backend(self) -> bool:
         return self.device.type == name
     is_backend.__name__ = f"is_{name}"
-    _check_register_once(onion.Tensor, f"is_{name}")
-    _set(onion.Tensor, f"is_{name}", property(is_backend))
+    _check_register_once(_Tensor, f"is_{name}")
+    _set(_Tensor, f"is_{name}", property(is_backend))
 
     def to_backend(self, device=None, non_blocking=False, **kwargs):
         """A copy of this tensor on the custom device (``self`` when it is already there)."""
         index = _normalization_device(name, device)
-        return self.to(device=onion.device(name, index), non_blocking=non_blocking, **kwargs)
+        return self.to(device=_device(name, index), non_blocking=non_blocking, **kwargs)
     to_backend.__name__ = name
-    _check_register_once(onion.Tensor, name)
-    _set(onion.Tensor, name, to_backend)
+    _check_register_once(_Tensor, name)
+    _set(_Tensor, name, to_backend)
 
 
 def _generate_module_methods(name: str) -> None:
-    import onion
-    if not hasattr(onion.Tensor, name):
+    if not hasattr(_Tensor, name):
         raise RuntimeError(f"Can not automatically generate {name}() method for torch.nn.Module.Because "
                            f"torch.Tensor doesn't has the method {name}().For this error, you can try setting "
                            f"for_tensor=True.")
-    module_cls = getattr(onion.nn, "Module", None)
+    module_cls = getattr(sys.modules.get("onion.nn"), "Module", None)
     if module_cls is None:          # onion has no nn.Module yet: nothing to patch
         return
 
@@ -100,8 +97,7 @@ def _generate_module_methods(name: str) -> None:
 
 
 def _generate_packed_sequence_methods(name: str) -> None:
-    import onion
-    if not hasattr(onion.Tensor, f"is_{name}") or not hasattr(onion.Tensor, name):
+    if not hasattr(_Tensor, f"is_{name}") or not hasattr(_Tensor, name):
         raise RuntimeError(f"Can not automatically generate is_{name}() or {name}() method for "
                            f"torch.nn.utils.rnn.PackedSequence.Because torch.Tensor doesn't has the method "
                            f"is_{name}()or {name}().For this error, you can try setting for_tensor=True.")
@@ -122,7 +118,6 @@ def _generate_packed_sequence_methods(name: str) -> None:
 def _generate_storage_methods(name: str, unsupported_dtype=None) -> None:
     import numpy as np
 
-    import onion
     from ..backends.base import backend_for
     from ..core.storage import Storage
 
@@ -132,7 +127,7 @@ def _generate_storage_methods(name: str, unsupported_dtype=None) -> None:
     def to_backend(self, device=None, non_blocking=False):
         """This storage's bytes on the custom device (``self`` when already there)."""
         index = _normalization_device(name, device)
-        target = onion.device(name, index)
+        target = _device(name, index)
         if self.device == target or (self.device.type == name and index == 0 and self.device.index is None):
             return self
         src = self.data if self.device.type == "cpu" else backend_for(self.device).to_numpy(self.data)
@@ -162,8 +157,8 @@ def generate_methods_for_privateuse1_backend(for_tensor: bool = True, for_module
 def _register_device_module(device_type, module) -> None:
     """``onion.<device_type>`` (and ``import onion.<device_type>``) is ``module``; the device type must be
     one onion knows (built in, a renamed PrivateUse1, or a registered type), and may be taken once."""
-    import onion
-    device_type = onion.device(device_type).type
+    onion = sys.modules["onion"]
+    device_type = _device(device_type).type
     if hasattr(onion, device_type):
         raise RuntimeError(f"The runtime module of '{device_type}' has already been registered with "
                            f"'{getattr(onion, device_type)}'")
@@ -176,11 +171,10 @@ def _register_device_module(device_type, module) -> None:
 def _get_custom_mod_func(func_name: str):
     """The function ``func_name`` of the renamed backend's registered module (``onion.npu.is_available``),
     with PyTorch's error when the module or the function is missing."""
-    import onion
     if not isinstance(func_name, str):
         raise AssertionError(f"func_name must be `str`, but got `{type(func_name)}`.")
     name = _get_privateuse1_backend_name()
-    fn = getattr(getattr(onion, name, None), func_name, None)
+    fn = getattr(getattr(sys.modules["onion"], name, None), func_name, None)
     if fn is None:
         raise RuntimeError(f"Try to call torch.{name}.{func_name}. The backend must register a custom backend "
                            f"module with `torch._register_device_module('{name}', BackendModule)`. And "
