@@ -317,9 +317,10 @@ class Event:
 def _install_kernels() -> None:
     """Register the CUDA random kernels once a CUDA backend is there (at import, or after a stand-in)."""
     if _backend() is not None and not _KERNEL_LIBS:
-        from . import cpu_fallback, random_kernels
+        from ..backends.cpu_fallback import register_cpu_fallback
+        from . import random_kernels
         _KERNEL_LIBS.append(random_kernels.register())
-        _KERNEL_LIBS.append(cpu_fallback.register())
+        _KERNEL_LIBS.append(register_cpu_fallback("CUDA"))     # the kit's fallback, as any backend's
 
 
 def _uninstall_kernels() -> None:

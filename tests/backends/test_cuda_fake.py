@@ -157,7 +157,7 @@ def test_views_and_indexing_match_torch(cuda):
 @pytest.fixture
 def fresh_warnings():
     """The fallback's once-per-operator memory, emptied for the test and restored after."""
-    from onion.cuda import cpu_fallback
+    from onion.backends import cpu_fallback
     saved = set(cpu_fallback._WARNED)
     cpu_fallback._WARNED.clear()
     yield
@@ -169,7 +169,7 @@ def test_cpu_fallback_warns_once_per_operator_and_writes_back(cuda, fresh_warnin
     (x, tx) = _pair(np.arange(6.0).reshape(2, 3))
     mask, tmask = x > 2, tx > 2
     with pytest.warns(UserWarning, match=r"^The operator 'aten::masked_fill_.Scalar' is not currently supported on "
-                                         r"the CUDA backend of onion and will fall back to run on the CPU"):
+                                         r"the cuda backend and will fall back to run on the CPU"):
         r = x.masked_fill_(mask, -1.0)
     assert r is x and x.device.type == "cuda" and x._version == 1
     _same(x, tx.masked_fill_(tmask, -1.0))
