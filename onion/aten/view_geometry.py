@@ -189,10 +189,10 @@ def transpose(sizes, strides, offset, dim0, dim1):
     return tuple(sz), tuple(st), offset
 
 
-def t(sizes, strides, offset):
+def t(sizes, strides, offset, name="t"):
     n = len(sizes)
     if n > 2:
-        raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {n}D")
+        raise RuntimeError(f"{name}() expects a tensor with <= 2 dimensions, but self is {n}D")
     if n < 2:
         return sizes, strides, offset
     return (sizes[1], sizes[0]), (strides[1], strides[0]), offset

@@ -104,7 +104,8 @@ class AutogradWriter:
             p = functional_plan(f, self.plans)
         if p != "missing" and p is not None:
             lists = [(a, n) for a, n in lists if n in p.list_edges]
-        if p is None or not (tensors or lists):
+        if p is None or not (tensors or lists) or not any(r.type.is_tensor_like for r in f.func.returns):
+            # (no tensor returned, as equal's bool: nothing a gradient could flow through)
             self.emit(f, [head, "    # not differentiable: nothing to record"] + redispatch)
             return
         terms = [_requires_grad(a, n) for a, n in tensors]
@@ -194,7 +195,10 @@ class AutogradWriter:
                 "    finally:",
                 "        _set_state(st)"]
         rets = f.func.returns
-        if f.is_inplace:
+        if f.is_inplace and "inplace_view" in f.tags:
+            # t_, squeeze_, ...: the tensor's own history grows by the node; a view's base is untouched
+            rec.append(f"    _set_history({names[0]}, node)")
+        elif f.is_inplace:
             rec.append(f"    _rebase_history({names[0]}, node)")
         elif len(rets) == 1 and rets[0].type.is_list:
             rec += ["    node._num_outputs = len(result)", "    for _i, _t in enumerate(result):",

@@ -117,6 +117,13 @@ def _finish(self):
     return self
 
 
+def _fresh(t):
+    """A factory's result: it was filled in place, but a new tensor starts at version 0 (as PyTorch's,
+    whose factories fill below the ADInplaceOrView key)."""
+    t._impl._vc = None
+    return t
+
+
 def _two_prod(a, b):
     """p, e with p = fl(a * b) and p + e == a * b exactly (Veltkamp splitting, Dekker's product)."""
     p = a * b
@@ -532,7 +539,7 @@ def _check_float_tensor(t, what):
 def normal_Tensor_float(mean, std=1.0, generator=None):
     _check_normal_std(std)
     out = _like(mean, None, None, "contiguous_format")
-    return normal_Tensor_float_out(mean, std, generator, out)
+    return _fresh(normal_Tensor_float_out(mean, std, generator, out))
 
 
 def normal_Tensor_float_out(mean, std=1.0, generator=None, out=None):
@@ -549,7 +556,7 @@ def normal_Tensor_float_out(mean, std=1.0, generator=None, out=None):
 def normal_float_Tensor(mean, std, generator=None):
     _check_std_tensor(std)
     out = _like(std, None, None, "contiguous_format")
-    return normal_float_Tensor_out(mean, std, generator, out)
+    return _fresh(normal_float_Tensor_out(mean, std, generator, out))
 
 
 def normal_float_Tensor_out(mean, std, generator=None, out=None):
@@ -569,7 +576,7 @@ def normal_Tensor_Tensor(mean, std, generator=None):
     _check_std_tensor(std)
     shape = _it.broadcast_operands([tuple(mean._impl._array.shape), tuple(std._impl._array.shape)])
     out = empty_tensor(shape, mean._impl.dtype, mean._impl.device)
-    return normal_Tensor_Tensor_out(mean, std, generator, out)
+    return _fresh(normal_Tensor_Tensor_out(mean, std, generator, out))
 
 
 def normal_Tensor_Tensor_out(mean, std, generator=None, out=None):
@@ -587,7 +594,7 @@ def normal_Tensor_Tensor_out(mean, std, generator=None, out=None):
 
 def normal_float_float(mean, std, size, generator=None, dtype=None, layout=None, device=None, pin_memory=None):
     out = empty_tensor(_check_size(size), dtype or _dt.get_default_dtype(), canonical(device))
-    return normal_(out, mean, std, generator)
+    return _fresh(normal_(out, mean, std, generator))
 
 
 def normal_float_float_out(mean, std, size, generator=None, out=None):
@@ -603,7 +610,7 @@ def _new(size, dtype, device, default=None):
 
 
 def rand_generator(size, generator=None, dtype=None, layout=None, device=None, pin_memory=None):
-    return uniform_(_new(size, dtype, device), 0.0, 1.0, generator)
+    return _fresh(uniform_(_new(size, dtype, device), 0.0, 1.0, generator))
 
 
 def rand(size, dtype=None, layout=None, device=None, pin_memory=None):
@@ -628,7 +635,7 @@ def rand_out(size, out):
 
 
 def randn_generator(size, generator=None, dtype=None, layout=None, device=None, pin_memory=None):
-    return normal_(_new(size, dtype, device), 0.0, 1.0, generator)
+    return _fresh(normal_(_new(size, dtype, device), 0.0, 1.0, generator))
 
 
 def randn(size, dtype=None, layout=None, device=None, pin_memory=None):
@@ -645,7 +652,7 @@ def randn_out(size, out):
 
 def rand_like_generator(self, generator=None, dtype=None, layout=None, device=None, pin_memory=None,
                         memory_format=None):
-    return uniform_(_like(self, dtype, device, memory_format), 0.0, 1.0, generator)
+    return _fresh(uniform_(_like(self, dtype, device, memory_format), 0.0, 1.0, generator))
 
 
 def rand_like(self, dtype=None, layout=None, device=None, pin_memory=None, memory_format=None):
@@ -654,7 +661,7 @@ def rand_like(self, dtype=None, layout=None, device=None, pin_memory=None, memor
 
 def randn_like_generator(self, generator=None, dtype=None, layout=None, device=None, pin_memory=None,
                          memory_format=None):
-    return normal_(_like(self, dtype, device, memory_format), 0.0, 1.0, generator)
+    return _fresh(normal_(_like(self, dtype, device, memory_format), 0.0, 1.0, generator))
 
 
 def randn_like(self, dtype=None, layout=None, device=None, pin_memory=None, memory_format=None):
@@ -662,7 +669,7 @@ def randn_like(self, dtype=None, layout=None, device=None, pin_memory=None, memo
 
 
 def randint_low_generator(low, high, size, generator=None, dtype=None, layout=None, device=None, pin_memory=None):
-    return random__from(_new(size, dtype, device, _dt.int64), low, high, generator)
+    return _fresh(random__from(_new(size, dtype, device, _dt.int64), low, high, generator))
 
 
 def randint_low(low, high, size, dtype=None, layout=None, device=None, pin_memory=None):
@@ -696,7 +703,7 @@ def randint_out(high, size, out):
 
 def randint_like_low_generator_dtype(self, low, high, generator=None, dtype=None, layout=None, device=None,
                                      pin_memory=None, memory_format=None):
-    return random__from(_like(self, dtype, device, memory_format), low, high, generator)
+    return _fresh(random__from(_like(self, dtype, device, memory_format), low, high, generator))
 
 
 def randint_like_low_dtype(self, low, high, dtype=None, layout=None, device=None, pin_memory=None,
@@ -989,7 +996,7 @@ def bernoulli__Tensor(self, p, generator=None):
 
 def bernoulli(self, generator=None):
     out = _like(self, None, None, "contiguous_format")
-    return bernoulli__Tensor(out, self, generator)
+    return _fresh(bernoulli__Tensor(out, self, generator))
 
 
 def bernoulli_out(self, generator=None, out=None):
@@ -1004,7 +1011,7 @@ def bernoulli_out(self, generator=None, out=None):
 
 
 def bernoulli_p(self, p, generator=None):
-    return bernoulli__float(_like(self, None, None, None), p, generator)
+    return _fresh(bernoulli__float(_like(self, None, None, None), p, generator))
 
 
 # ----------------------------------------------------------------------------- randperm
@@ -1040,7 +1047,7 @@ def randperm_generator(n, generator=None, dtype=None, layout=None, device=None, 
     dt = dtype if dtype is not None else _dt.int64
     out = empty_tensor(_check_size((n,)), dt, canonical(device))
     _check_randperm(n, dt)
-    return randperm_generator_out(n, generator, out)
+    return _fresh(randperm_generator_out(n, generator, out))
 
 
 def randperm(n, dtype=None, layout=None, device=None, pin_memory=None):
@@ -1082,7 +1089,7 @@ def _multinomial_checks(self, n_sample, replacement):
 
 def multinomial(self, num_samples, replacement=False, generator=None):
     out = empty_tensor((0,), _dt.int64, self._impl.device)
-    return multinomial_out(self, num_samples, replacement, generator, out)
+    return _fresh(multinomial_out(self, num_samples, replacement, generator, out))
 
 
 def multinomial_out(self, num_samples, replacement=False, generator=None, out=None):

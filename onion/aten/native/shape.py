@@ -1405,3 +1405,11 @@ def combinations(self, r=2, with_replacement=False):
         mask = at.logical_and(mask, at.le_Tensor(a, b) if with_replacement else at.lt_Tensor(a, b))
     grids = at.meshgrid_indexing([self] * r, "ij")
     return at.stack([at.masked_select(g, mask) for g in grids], 1)
+
+
+def swapaxes_(self, axis0, axis1):
+    return at.transpose_(self, axis0, axis1)
+
+
+def swapdims_(self, dim0, dim1):
+    return at.transpose_(self, dim0, dim1)

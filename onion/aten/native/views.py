@@ -334,3 +334,44 @@ def reshape(self, shape):
     if r is not None:
         return at.view(self, shape)
     return at._unsafe_view(at.clone(self, "contiguous_format"), shape)
+
+
+# ---- in-place views (PyTorch's inplace_view tag): the tensor itself takes the view's geometry over its storage
+def _take_geometry(self, view):
+    """Give ``self`` the sizes, strides and offset of ``view`` (a view of it just made): same storage, same
+    version counter and base; autograd's kernel rebases the history as for any in-place operator."""
+    impl, v = self._impl, view._impl
+    impl._array = v._array
+    impl._offset = v._offset
+    if v._strides is not None or impl._strides is not None:
+        impl._strides = v._strides
+    impl.bump_version()
+    return self
+
+
+def t_(self):
+    return _take_geometry(self, make_view(self, *g.t(*_geom(self), "t_")))
+
+
+def transpose_(self, dim0, dim1):
+    return _take_geometry(self, make_view(self, *g.transpose(*_geom(self), dim0, dim1)))
+
+
+def unsqueeze_(self, dim):
+    return _take_geometry(self, make_view(self, *g.unsqueeze(*_geom(self), dim)))
+
+
+def squeeze_(self):
+    return _take_geometry(self, make_view(self, *g.squeeze(*_geom(self), None)))
+
+
+def squeeze__dim(self, dim):
+    return _take_geometry(self, make_view(self, *g.squeeze(*_geom(self), dim)))
+
+
+def squeeze__dims(self, dim):
+    return _take_geometry(self, make_view(self, *g.squeeze(*_geom(self), tuple(dim))))
+
+
+def as_strided_(self, size, stride, storage_offset=None):
+    return _take_geometry(self, as_strided(self, size, stride, storage_offset))
