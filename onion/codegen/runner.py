@@ -39,7 +39,15 @@ def _watched() -> list:
     native = [os.path.join(NATIVE_DIR, f) for f in sorted(os.listdir(NATIVE_DIR)) if f.endswith(".py")]
     helpers_dir = os.path.dirname(BACKWARD_HELPERS_FILE)
     helpers = [os.path.join(helpers_dir, f) for f in sorted(os.listdir(helpers_dir)) if f.startswith("backward_")]
-    return _inputs() + native + [BACKWARD_HELPERS_FILE] + helpers
+    return _inputs() + native + [BACKWARD_HELPERS_FILE] + helpers + _selection_sources()
+
+
+def _selection_sources() -> list:
+    """A selective build's closure reads the kernels' bodies: then they are inputs too (none otherwise)."""
+    if not os.path.exists(SELECTION_FILE):
+        return []
+    from .selection import closure_sources
+    return closure_sources()
 
 
 def stat_signature() -> str:
@@ -58,6 +66,9 @@ def inputs_hash() -> str:
         with open(f, "rb") as fh:
             h.update(os.path.relpath(f, PKG).encode() + b"\0" + fh.read())
     h.update(fingerprint().encode())
+    for f in _selection_sources():
+        with open(f, "rb") as fh:
+            h.update(os.path.relpath(f, PKG).encode() + b"\0" + fh.read())
     return h.hexdigest()
 
 

@@ -169,20 +169,26 @@ def _identifiers(node) -> set:
     return out
 
 
+def closure_sources() -> list:
+    """The files the closure reads: every module of onion/aten, onion/aten/native and onion/autograd (a
+    selective build depends on their bodies, not only on their names as the full build does)."""
+    out = []
+    for sub in ("aten", os.path.join("aten", "native"), "autograd"):
+        d = os.path.join(PKG, sub)
+        out += [os.path.join(d, f) for f in sorted(os.listdir(d)) if f.endswith(".py")]
+    return out
+
+
 def _function_index() -> dict:
     """Function name -> identifiers its body uses, for every top-level function (and method) of onion/aten
     and onion/autograd, where kernels, composites and backward helpers live."""
     index: dict = {}
-    for sub in ("aten", os.path.join("aten", "native"), "autograd"):
-        d = os.path.join(PKG, sub)
-        for fname in sorted(os.listdir(d)):
-            if not fname.endswith(".py"):
-                continue
-            with open(os.path.join(d, fname)) as f:
-                tree = ast.parse(f.read())
-            for node in ast.walk(tree):
-                if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                    index.setdefault(node.name, set()).update(_identifiers(node))
+    for path in closure_sources():
+        with open(path) as f:
+            tree = ast.parse(f.read())
+        for node in ast.walk(tree):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                index.setdefault(node.name, set()).update(_identifiers(node))
     return index
 
 

@@ -142,12 +142,23 @@ def test_selection_is_part_of_the_regeneration_hash(selective):
 
 @pytest.mark.slow
 def test_select_all_returns_to_the_full_build(tmp_path):
+    """An edited kernel body regenerates a selective build (still selective); ``--select all`` goes back."""
     path = _copy_package(tmp_path)
     sel = tmp_path / "ops.yaml"
     sel.write_text("- aten::mm\n")
     _run(path, "-m", "onion.codegen", "--select", str(sel))
     kept = os.path.join(path, "onion", "_generated", "selected_operators.yaml")
     assert os.path.exists(kept)
+    probe = "import onion; print(onion.dispatch.selective_build.STATE['selection'] is not None)"
+    # a kernel's body is an input of a selective build (its closure reads it): edited, it regenerates, selective
+    marks = os.path.join(path, "onion", "_generated", "_inputs.sha256")
+    with open(marks) as f:
+        before = f.read().split()[0]
+    with open(os.path.join(path, "onion", "aten", "native", "shape.py"), "a") as f:
+        f.write("\n# edited\n")
+    assert _run(path, code=probe).stdout.strip() == "True"
+    with open(marks) as f:
+        assert f.read().split()[0] != before
     _run(path, "-m", "onion.codegen", "--select", "all")
     assert not os.path.exists(kept)
     full = "import onion; print(onion.sin(onion.tensor([0.0])).tolist(), onion.dispatch.selective_build.STATE)"
