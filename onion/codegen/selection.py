@@ -327,7 +327,8 @@ def selective_outputs(all_fns, s: Selective, outputs: dict) -> dict:
     ops = [outputs["operators.py"],
            "# ---- selective build: what the selection left out raises OperatorNotSelectedError",
            "from onion.dispatch import selective_build as _sb", "",
-           f"_sb.STATE['selection'] = {s.shown!r}",
+           "_sb.STATE['selection'] = ("] + [f"    {s.shown[i:i + 100]!r}" for i in range(0, len(s.shown), 100)] + [
+           ")",
            "_sb.STATE['omitted'] = {"] + [f"    {f.ident!r}: {f.name!r}," for f in omitted] + [
            "}", "_sb.STATE['omitted_bases'] = frozenset(("] + [f"    {b!r}," for b in omitted_bases] + [
            "))", "__getattr__ = _sb.omitted_attribute", ""]
@@ -376,8 +377,7 @@ def _gen_dtype_checks(kept_fns, s: Selective, backend_select_src: str) -> str:
             continue
         if f"m.impl_kernel({f.name!r}" in backend_select_src or f'm.impl_kernel("{f.name}"' in backend_select_src:
             continue
-        allowed = ", ".join(f"_dt.{d}" for d in dts)
-        lines += [f"_ALLOWED_{f.ident} = frozenset(({allowed},))", "",
+        lines += [f"_ALLOWED_{f.ident} = frozenset(("] + [f"    _dt.{d}," for d in dts] + ["))", "",
                   f"def {f.ident}_selected_dtypes(ks, *args):",
                   f"    _check({f.name!r}, _ALLOWED_{f.ident}, args)",
                   "    ks &= _AFTER_BACKEND_SELECT",
