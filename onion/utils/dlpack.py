@@ -129,12 +129,15 @@ def _deleter_versioned(ptr):
 @_CapsuleDestructor
 def _capsule_destructor(capsule):
     """A capsule that dies unconsumed (still named ``dltensor``) releases what it holds."""
-    name = _raw_get_name(capsule)
-    if name not in (_NAME, _NAME_VERSIONED):
-        return                                   # consumed: the consumer owns the deleter now
-    ptr = _raw_get_pointer(capsule, name)
-    cls = _DLManagedTensor if name == _NAME else _DLManagedTensorVersioned
-    _release(ctypes.cast(ptr, ctypes.POINTER(cls)).contents.manager_ctx)
+    try:
+        name = _raw_get_name(capsule)
+        if name not in (_NAME, _NAME_VERSIONED):
+            return                               # consumed: the consumer owns the deleter now
+        ptr = _raw_get_pointer(capsule, name)
+        cls = _DLManagedTensor if name == _NAME else _DLManagedTensorVersioned
+        _release(ctypes.cast(ptr, ctypes.POINTER(cls)).contents.manager_ctx)
+    except Exception:  # noqa: BLE001,S110 - at interpreter exit the module may be half torn down
+        pass
 
 
 def _dl_dtype(dtype):
@@ -246,10 +249,13 @@ class _Imported:
         self.__array_interface__ = interface
 
     def __del__(self):
-        cls = _DLManagedTensorVersioned if self._versioned else _DLManagedTensor
-        m = ctypes.cast(self._ptr, ctypes.POINTER(cls)).contents
-        if m.deleter:
-            m.deleter(ctypes.cast(self._ptr, ctypes.POINTER(cls)))
+        try:
+            cls = _DLManagedTensorVersioned if self._versioned else _DLManagedTensor
+            p = ctypes.cast(self._ptr, ctypes.POINTER(cls))
+            if p.contents.deleter:
+                p.contents.deleter(p)
+        except Exception:  # noqa: BLE001,S110 - at interpreter exit the module may be half torn down
+            pass
 
 
 _TYPESTR = {(_INT, 8): "|i1", (_INT, 16): "<i2", (_INT, 32): "<i4", (_INT, 64): "<i8",
