@@ -10,7 +10,10 @@ A selection is PyTorch's selected-operators YAML::
       aten::add.Tensor: [Float, Double]
 
 or just a list of operator names (what ``torch.jit.export_opnames`` prints; ``aten::`` optional; a
-name without an overload that names no overload itself keeps every overload of that name).
+name without an overload that names no overload itself keeps every overload of that name).  Names in
+other namespaces (``prim::``, ``quantized::``) are not codegen's and are skipped; ``kernel_metadata``
+keys that name no operator (PyTorch's kernel tags, such as ``add_stub``) are ignored, since onion's
+dtype limits are per operator.
 
 The build keeps the listed (root) operators and everything they may call, found as PyTorch's static
 selective build finds it, from the code: the kernels a root names in ``dispatch:`` (or its
@@ -87,7 +90,7 @@ class Selection:
 
 def _strip(name: str) -> str:
     name = str(name).strip()
-    return name[len("aten::"):] if name.startswith("aten::") else name
+    return name[len("aten::"):] if name.startswith("aten::") else name     # other namespaces keep theirs
 
 
 def load_selection(path: str) -> Selection:
@@ -224,6 +227,8 @@ def closure(fns, selection: Selection, derivatives_path: str) -> set:
     unknown = []
     roots = set()
     for name, all_overloads in selection.operators.items():
+        if "::" in name:
+            continue                    # another namespace (prim::, quantized::...): not codegen's operators
         if name in by_name and not all_overloads:
             roots.add(name)
             continue
@@ -236,10 +241,6 @@ def closure(fns, selection: Selection, derivatives_path: str) -> set:
     if unknown:
         raise CodegenError(f"{selection.path}:0: the selection names operator(s) that onion does not declare: "
                            f"{', '.join('aten::' + n for n in sorted(unknown))}")
-    for name in selection.dtypes:
-        if name not in by_name and name.split(".")[0] not in family:
-            raise CodegenError(f"{selection.path}:0: kernel_metadata names aten::{name}, which onion does not "
-                               f"declare")
     functions = _function_index()
     formulas = _raw_derivatives(derivatives_path)
     kept: set = set()

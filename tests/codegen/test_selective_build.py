@@ -255,3 +255,27 @@ def test_record_then_build_runs_the_recorded_program(tmp_path):
     assert got == str(ns["r"])
     r = _run(path, code="import onion; onion.tensor([1.0]).sin()", check=False)
     assert r.returncode != 0 and "aten::sin was not selected in this selective build" in r.stderr
+
+
+def test_pytorch_shaped_selection_other_namespaces_and_kernel_tags(tmp_path, native_functions):
+    """What PyTorch's tracing-based build writes: prim:: operators and kernel-tag dtype keys are skipped."""
+    p = tmp_path / "ops.yaml"
+    p.write_text(textwrap.dedent("""\
+        build_features: []
+        custom_classes: []
+        include_all_non_op_selectives: false
+        include_all_operators: false
+        kernel_metadata:
+          add_stub: [Float]
+          aten::mul.Tensor: [Float, Double]
+        operators:
+          aten::mul.Tensor: {debug_info: [model], include_all_overloads: false, is_root_operator: true,
+                             is_used_for_training: true}
+          prim::TupleConstruct: {is_root_operator: false}
+        """))
+    sel = load_selection(str(p))
+    assert sel.dtypes == {"add_stub": ("float32",), "mul.Tensor": ("float32", "float64")}
+    kept = closure(native_functions, sel, DERIVATIVES)
+    assert {"mul.Tensor", "mul_.Tensor", "mul.out"} <= kept and "prim::TupleConstruct" not in kept
+    p.write_text("include_all_operators: true\n")
+    assert load_selection(str(p)).is_all
