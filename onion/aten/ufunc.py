@@ -116,8 +116,15 @@ def _opmath_operand(a, want, f32, keep_scalar):
     """An operand of a float16/bfloat16 loop, in float32: cast to the compute dtype first (``h + 2.7`` adds
     float16(2.7)), but with ``keep_scalar`` a 0-d one directly (an opmath scalar)."""
     if a.dtype != want and not (keep_scalar and a.ndim == 0):
-        a = a.astype(want)
+        a = _cast(a, want)
     return a.astype(f32)
+
+
+def _cast(a, want):
+    """``a.astype(want)``, except that a double reaches float16/bfloat16 through float32, as c10 makes them."""
+    if want.itemsize == 2 and a.dtype.itemsize >= 8 and a.dtype.kind in "fc" and want.kind in "fV":
+        a = a.astype(_np.float32 if a.dtype.kind == "f" else _np.complex64)
+    return a.astype(want)
 
 
 def make_loop(formula: UfuncFormula, xp, dtype):
@@ -140,7 +147,7 @@ def make_loop(formula: UfuncFormula, xp, dtype):
 
         def loop(*args):
             want = dtype.np
-            arrays = [a if a is None or a.dtype == want or (i in keep and a.ndim == 0) else a.astype(want)
+            arrays = [a if a is None or a.dtype == want or (i in keep and a.ndim == 0) else _cast(a, want)
                       for i, a in enumerate(args[:n])]
             return fn(xp, *arrays, *args[n:])
     if formula.errstate and xp is not None and hasattr(xp, "errstate"):

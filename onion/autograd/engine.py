@@ -82,22 +82,25 @@ def _run_graph(roots, grads, retain_graph: bool, decide=None) -> None:
     while ready:
         node = pop(ready)[2]
         buf = buffers.pop(node, None) or [None] * node._num_outputs
-        if node._pre_hooks or node._node_pre_hooks or (node._is_accumulate and node.variable._impl._hooks):
-            buf = _run_pre_hooks(node, buf)
         nf = node.next_functions
-        if (decide is None or decide(node, buf)) and (buf[0] is not None or any(g is not None for g in buf)):
-            outs = node.apply(buf)
-            if node._hooks:
-                for h in node._hooks:
-                    r = h(tuple(outs), tuple(buf))
-                    if r is not None:
-                        outs = _checked_hook_values(h, r, tuple(outs))
-            if not retain_graph:
-                saved = node._saved_names
-                if saved is None or saved:      # nodes that saved nothing have nothing to release
-                    node.release_variables()
+        if decide is not None and id(node) not in decide.wanted:
+            outs = (None,) * len(nf)    # leads to no captured input: neither its hooks nor itself run (PyTorch)
         else:
-            outs = (None,) * len(nf)
+            if node._pre_hooks or node._node_pre_hooks or (node._is_accumulate and node.variable._impl._hooks):
+                buf = _run_pre_hooks(node, buf)
+            if (decide is None or decide(node, buf)) and (buf[0] is not None or any(g is not None for g in buf)):
+                outs = node.apply(buf)
+                if node._hooks:
+                    for h in node._hooks:
+                        r = h(tuple(outs), tuple(buf))
+                        if r is not None:
+                            outs = _checked_hook_values(h, r, tuple(outs))
+                if not retain_graph:
+                    saved = node._saved_names
+                    if saved is None or saved:      # nodes that saved nothing have nothing to release
+                        node.release_variables()
+            else:
+                outs = (None,) * len(nf)
         in_meta = node._in_meta
         k = 0
         for (nxt, nr), g in zip(nf, outs):
@@ -181,6 +184,7 @@ def run_backward(outputs, grad_outputs, retain_graph: bool, create_graph: bool, 
                 for k in capture.get((id(node), nr), ()):
                     results[k] = g
             return id(node) in needed
+        capture_and_decide.wanted = needed | {key[0] for key in capture}
         decide = capture_and_decide
 
     prev_grad = _tls_state().grad_enabled

@@ -13,6 +13,7 @@ from .grad_mode import no_grad
 from .graph import Node, SavedVariable, detach, gradient_edge, meta
 from .history import rebase_history, set_history
 from ..aten.at import at
+from ..dispatch import profiling as _profiling
 
 
 class FunctionCtx:
@@ -94,6 +95,17 @@ class Function(metaclass=FunctionMeta):
 
     @classmethod
     def apply(cls, *args, **kwargs):
+        rec = _profiling.ACTIVE[0]
+        if rec is None:
+            return cls._apply(*args, **kwargs)
+        ev = rec.begin(cls.__name__, "autograd")      # the profiler names the call after the Function (PyTorch)
+        try:
+            return cls._apply(*args, **kwargs)
+        finally:
+            rec.end(ev)
+
+    @classmethod
+    def _apply(cls, *args, **kwargs):
         node = cls._backward_cls()
         tensor_args = [a for a in args if isinstance(a, Tensor)]
         record = _tls_state().grad_enabled and any(a._impl.requires_grad for a in tensor_args)

@@ -72,7 +72,11 @@ def _from_data(data, dtype, dev):
     """A new tensor from Python data or a NumPy array."""
     if isinstance(data, np.ndarray):
         dt = dtype or _dt.from_numpy_dtype(data.dtype)
-        arr = np.array(data, dtype=dt.np, copy=True, order="K")
+        if dt.itemsize == 2 and dt.category == 2 and data.dtype.kind in "fc" and data.dtype.itemsize >= 8:
+            with np.errstate(over="ignore"):    # a double reaches Half/BFloat16 through float (c10)
+                arr = data.astype(np.float32 if data.dtype.kind == "f" else np.complex64).astype(dt.np)
+        else:
+            arr = np.array(data, dtype=dt.np, copy=True, order="K")
     else:
         if isinstance(data, (str, bytes)):
             raise TypeError(f"new(): invalid data type '{type(data).__name__}'")
@@ -141,8 +145,11 @@ def _to_array(data, dt):
         if dt.is_complex:
             return np.array(data, dtype=dt.np)
         if dt.category == 2:
-            return np.array(data, dtype=np.float64 if dt is not _dt.float64 else dt.np).astype(dt.np) \
-                if dt in (_dt.bfloat16,) else np.array(data, dtype=dt.np)
+            if dt is _dt.bfloat16 or dt is _dt.float16:
+                # c10 makes Half and BFloat16 from a float: a Python float (a double) is rounded twice
+                with np.errstate(over="ignore"):
+                    return np.array(data, dtype=np.float64).astype(np.float32).astype(dt.np)
+            return np.array(data, dtype=dt.np)
         if dt.category == 1:
             a = np.array(data)
             if dt is _dt.uint64 and a.dtype.kind in "fO" and _all_python_ints(data):

@@ -444,3 +444,30 @@ def test_a_composite_explicit_kernel_that_computes_gets_a_kernel_row():
     # the kernel rows are every KERNEL event, each under its operator
     kernels = [e for e in events if e.device_type is onion.profiler.DeviceType.KERNEL]
     assert len(kernels) == 2 and all(k.cpu_parent is k.op for k in kernels)
+
+
+def _custom_function_step(T):
+    class Double(T.autograd.Function):
+        @staticmethod
+        def forward(ctx, a):
+            return a * 2
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * 2
+
+    x = T.ones(2, requires_grad=True)
+    with T.profiler.profile() as prof:
+        Double.apply(x).sum().backward()
+        with T.no_grad():
+            Double.apply(x)
+    return prof
+
+
+@pytest.mark.oracle
+def test_an_autograd_function_is_a_row_named_after_its_class():
+    """Function.apply records a range named after the class, holding the operators its forward calls; its
+    node's backward shows as ``DoubleBackward`` (with or without grad mode, as PyTorch's)."""
+    ours, theirs = _custom_function_step(onion), _custom_function_step(torch)
+    assert _tree(ours.events(), PYTORCH_INTERNAL) == _tree(theirs.events(), PYTORCH_INTERNAL)
+    assert [e.is_user_annotation for e in ours.events() if e.name == "Double"] == [False, False]

@@ -94,6 +94,9 @@ def checked_scalar(value, dt):
     limit = float(np.finfo(dt.np).max) if dt is not _dt.bfloat16 else 3.3895313892515355e38
     if math.isfinite(v) and abs(v) > limit:
         raise overflow()
+    if dt.itemsize == 2:        # Half, BFloat16: made from a float, so a double is rounded twice (as c10)
+        with np.errstate(over="ignore"):
+            return dt.np.type(np.float32(v))
     return dt.np.type(v) if not dt.is_complex else dt.np.type(complex(v))
 
 

@@ -143,6 +143,8 @@ def _reduced_float(dt) -> bool:
 
 def _reduced_alpha(xp, op, self, other, alpha):
     dt, f32 = self.dtype, xp.float32
+    if isinstance(alpha, float):
+        alpha = xp.asarray(alpha, dtype=f32)        # a double reaches Half/BFloat16 through float (c10)
     alpha = xp.asarray(alpha, dtype=dt).astype(f32)
     return op(self.astype(f32), xp.multiply(other.astype(f32), alpha)).astype(dt)
 
