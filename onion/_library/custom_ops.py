@@ -43,9 +43,10 @@ def dispatch_key_for_device(device_type: str) -> str:
         raise ValueError(f"Expected a device type string such as 'cpu' or 'cuda', got {device_type!r}")
     name = _DEVICE_KEYS.get(device_type)
     if name is None:
-        from ..core.device import _PRIVATE_NAME   # a renamed PrivateUse1 backend
-        if device_type == _PRIVATE_NAME[0]:
-            name = "PrivateUse1"
+        from ..core.device import _BACKEND_OF_TYPE   # a renamed PrivateUse1 backend, a registered device type
+        key = _BACKEND_OF_TYPE.get(device_type)
+        if key is not None:
+            name = key.name
     if name is None or name not in DispatchKey.__members__:
         raise RuntimeError(f"Expected one of cpu, cuda, meta, privateuseone device type at start of device "
                            f"string: {device_type}")

@@ -6,7 +6,7 @@ import numpy as np
 from ..backends import backend_for
 from ..core import dtype as _dt
 from ..core.device import CPU, device as _device
-from ..core.dispatch_key import K, tensor_keyset
+from ..core.dispatch_key import BACKEND_KEYS, K, tensor_keyset
 from ..core.promotion import _SCALAR_DTYPE, scalar_dtype
 from ..core.tensor import Tensor, make_tensor
 from ..core.tensor_impl import TensorImpl, WrappedNumberImpl
@@ -17,8 +17,8 @@ _asarray = np.asarray
 _new = object.__new__
 
 # fresh keysets per backend key, normal and inference
-_FRESH = {k: tensor_keyset(k) for k in (K.CPU, K.CUDA, K.PrivateUse1, K.Meta)}
-_FRESH_INFERENCE = {k: tensor_keyset(k, inference=True) for k in (K.CPU, K.CUDA, K.PrivateUse1, K.Meta)}
+_FRESH = {k: tensor_keyset(k) for k in BACKEND_KEYS}
+_FRESH_INFERENCE = {k: tensor_keyset(k, inference=True) for k in BACKEND_KEYS}
 CPU_KS = _FRESH[K.CPU]
 CPU_INFERENCE_KS = _FRESH_INFERENCE[K.CPU]
 

@@ -21,6 +21,9 @@ DUNDERS = {  # dunder -> (method name, reflected?)
     "__imod__": "remainder_",
 }
 UNARY_DUNDERS = {"__neg__": "neg", "__abs__": "abs", "__invert__": "bitwise_not"}
+# operators declared under a dunder's own name in native_functions.yaml (PyTorch wraps their methods in
+# TypeError_to_NotImplemented_, as the dunders above)
+BINDING_DUNDERS = {f"__{i}{op}__" for op in ("and", "or", "xor", "lshift", "rshift") for i in ("", "i")}
 
 
 def _binding_default(f, a):
@@ -303,11 +306,24 @@ def gen_methods(fns) -> str:
         lines.extend(_number_fast_path(name, groups[(None, name)]))
         lines.append("    try:")
         lines.append(f"        return _M_{name}.call((other,), None, self)")
-        lines.append("    except TypeError:")
-        lines.append("        if isinstance(other, (_T, int, float, complex, bool)):")
-        lines.append("            raise")
+        lines.append("    except TypeError:      # Python then tries the reflected operator, as PyTorch's dunders")
+        lines.append("        if not isinstance(self, _T):")
+        lines.append("            raise          # called unbound on a non-tensor (Tensor.__radd__(3, t))")
         lines.append("        return NotImplemented")
         lines.append(f"METHODS[{dunder!r}] = {dunder}")
+        lines.append("")
+    for name in sorted(BINDING_DUNDERS & method_names):
+        # a binding named as a binary dunder (__and__, __ilshift__, ...): a TypeError becomes NotImplemented
+        lines.append(f"def {name}_or_not_implemented(self, other):")
+        lines.append("    try:")
+        lines.append(f"        return {name}(self, other)")
+        lines.append("    except TypeError:")
+        lines.append("        if not isinstance(self, _T):")
+        lines.append("            raise")
+        lines.append("        return NotImplemented")
+        lines.append(f"{name}_or_not_implemented.__qualname__ = 'Tensor.' + {name!r}")
+        lines.append(f"{name}_or_not_implemented.__name__ = {name!r}")
+        lines.append(f"METHODS[{name!r}] = {name}_or_not_implemented")
         lines.append("")
     for dunder, same in (("__radd__", "__add__"), ("__rmul__", "__mul__")):
         lines.append(f"METHODS[{dunder!r}] = {same}")

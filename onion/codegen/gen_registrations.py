@@ -26,6 +26,8 @@ from .pyfmt import fit_all
 
 from .header import HEADER
 UFUNC_BACKENDS = (K.CPU, K.CUDA, K.PrivateUse1)
+# keys whose file registers nothing on import: a backend asks (onion/backends/base.py register_backend)
+ON_REQUEST_KEYS = (K.PrivateUse1,)
 
 
 def _suffix(key: K) -> str:
@@ -54,10 +56,25 @@ class KeyFile:
         return f"_{module}"
 
     def render(self) -> str:
+        if self.key in ON_REQUEST_KEYS:
+            return self.render_on_request()
         head = [HEADER, f'"""Kernels for the {self.key.name} dispatch key, registered by operator name."""']
         head += sorted(self.imports)
         head += ["", f"m = _Library('aten', 'IMPL', '{self.key.name}')", ""]
         return "\n".join(fit_all(head + self.preamble + [""] + self.body)) + "\n"
+
+    def render_on_request(self) -> str:
+        """The xp-generic kernels of an out-of-tree key: defined on import, registered by ``register(key)``
+        when a backend asks for them (``Backend.xp_generic_kernels``), on its own key."""
+        head = [HEADER, f'"""Kernels written against ``xp`` for an out-of-tree backend key ({self.key.name} by '
+                        f'default), registered by ``register(key)``."""']
+        head += sorted(self.imports) + [""]
+        regs = [line for line in self.body if line.startswith("m.impl_kernel(")]
+        body = [line for line in self.body if not line.startswith("m.impl_kernel(")]
+        tail = [f"def register(key='{self.key.name}'):",
+                '    """Register every kernel above for ``key``; the returned Library undoes it when destroyed."""',
+                "    m = _Library('aten', 'IMPL', key)"] + ["    " + line for line in regs] + ["    return m"]
+        return "\n".join(fit_all(head + self.preamble + [""] + body + tail)) + "\n"
 
 
 class RegistrationWriter:

@@ -28,9 +28,11 @@ class device:
             if not idx_text.isdigit():
                 raise RuntimeError(f"Invalid device string: '{text}'")
             index = int(idx_text)
-        if dev_type not in _BACKEND_OF_TYPE and dev_type != _PRIVATE_NAME[0]:
-            raise RuntimeError(
-                "Expected one of cpu, cuda, meta, privateuseone device type at start of device string: " + text)
+        if dev_type not in _BACKEND_OF_TYPE:
+            raise RuntimeError(f"Expected one of {', '.join(_BACKEND_OF_TYPE)} device type at start of device "
+                               f"string: {text}")
+        if dev_type == "privateuseone":         # PyTorch's own name for PrivateUse1 still works after a rename
+            dev_type = _PRIVATE_NAME[0]
         if index is not None and (not isinstance(index, int) or index < 0):
             raise RuntimeError(f"Device index must not be negative, got {index}")
         key = (dev_type, index)
@@ -82,22 +84,86 @@ _CACHE: dict = {}
 # c10::DeviceType's numbers for the types onion knows (PrivateUse1, under any name, is 20)
 _DEVICE_TYPE_NUMBER = {"cpu": 0, "cuda": 1, "meta": 14, "privateuseone": 20}
 _PRIVATE_NAME = ["privateuseone"]
+# device types whose tensors always carry an index (``cuda`` means ``cuda:0``); a backend joins with
+# ``Backend.indexed = True`` (onion/backends/base.py register_backend)
+_INDEXED_TYPES = {"cuda"}
+
+
+# device types PyTorch itself refuses as a PrivateUse1 name (c10's in-tree accelerators)
+_IN_TREE_NAMES = frozenset(("cpu", "cuda", "hip", "mps", "xpu", "mtia"))
 
 
 def rename_privateuse1_backend(name: str) -> None:
-    """Let ``device("name")`` mean the PrivateUse1 backend, as torch.utils does."""
+    """Let ``device("name")`` mean the PrivateUse1 backend, as torch.utils does: once per process (renaming
+    again to the same name is allowed), never to an in-tree device type or to one another backend named."""
+    if not isinstance(name, str) or not name.isidentifier():
+        raise RuntimeError(f"Invalid privateuse1 backend name: {name!r} (expected an identifier)")
+    current = _PRIVATE_NAME[0]
+    if current != "privateuseone":
+        if name == current:
+            return
+        raise RuntimeError(f"torch.register_privateuse1_backend() has already been set! Current backend: {current}")
+    if name in _IN_TREE_NAMES:
+        raise RuntimeError(f"Cannot register privateuse1 backend with in-tree device name: {name}")
+    if name in _BACKEND_OF_TYPE and name != "privateuseone":
+        raise RuntimeError(f"Cannot register privateuse1 backend with device name '{name}': it already names the "
+                           f"{_BACKEND_OF_TYPE[name].name} backend")
     _PRIVATE_NAME[0] = name
     _BACKEND_OF_TYPE[name] = K.PrivateUse1
+    _DEVICE_TYPE_NUMBER[name] = 20
+
+
+def register_device_type(name: str, key, number: int | None = None) -> None:
+    """Name a device type for another backend key (PrivateUse2, PrivateUse3): ``device(name)`` then means
+    that key, as ``rename_privateuse1_backend`` does for PrivateUse1.  ``number`` stands in for c10's
+    DeviceType number in ``hash(device)`` (PyTorch has none for these keys).  Registering the same name
+    for the same key again is a no-op; a name already taken raises."""
+    if not isinstance(name, str) or not name.isidentifier():
+        raise RuntimeError(f"Invalid device type name: {name!r} (expected an identifier)")
+    key = K[key] if isinstance(key, str) else K(key)
+    taken = _BACKEND_OF_TYPE.get(name)
+    if taken is not None:
+        if taken is key:
+            return
+        raise RuntimeError(f"Device type '{name}' is already registered for the {taken.name} backend")
+    if name in _IN_TREE_NAMES:
+        raise RuntimeError(f"Cannot register device type with in-tree device name: {name}")
+    if key is K.PrivateUse1:
+        raise RuntimeError("register_device_type: name PrivateUse1 with rename_privateuse1_backend")
+    _BACKEND_OF_TYPE[name] = key
+    _DEVICE_TYPE_NUMBER[name] = number if number is not None else 64 + int(key)
+
+
+def unregister_device_type(name: str) -> None:
+    """Forget a device type ``register_device_type`` (or a rename) added, and its cached devices (tests)."""
+    if name in ("cpu", "cuda", "meta", "privateuseone"):
+        raise RuntimeError(f"unregister_device_type: '{name}' is built in")
+    _BACKEND_OF_TYPE.pop(name, None)
+    _DEVICE_TYPE_NUMBER.pop(name, None)
+    for k in [k for k in _CACHE if k[0] == name]:
+        del _CACHE[k]
+    if _PRIVATE_NAME[0] == name:
+        _PRIVATE_NAME[0] = "privateuseone"
+
+
+def device_type_of_key(key) -> str:
+    """The device type that names a backend key now (``privateuseone`` until PrivateUse1 is renamed)."""
+    if key == K.PrivateUse1:
+        return _PRIVATE_NAME[0]
+    for name, k in _BACKEND_OF_TYPE.items():
+        if k == key:
+            return name
+    return K(key).name.lower()
 
 
 def canonical(dev) -> "device":
-    """Accept a device, a string or None (cpu); cuda without index means cuda:0."""
+    """Accept a device, a string or None (cpu); cuda (or an indexed backend's type) without index means index 0."""
     if dev is None:
         return CPU
     d = dev if isinstance(dev, device) else device(dev)
-    if d.type == "cuda" and d.index is None:
-        return device("cuda", 0)
-    if d.type == "cpu" and d.index is not None:
+    if d.index is None:
+        return device(d.type, 0) if d.type in _INDEXED_TYPES else d
+    if d.type == "cpu":
         return CPU
     return d
 

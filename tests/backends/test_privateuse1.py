@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import onion
-from onion.backends.base import BACKEND_BY_KEY, BACKENDS, Backend, register_backend
+from onion.backends.base import BACKEND_BY_KEY, BACKENDS, Backend, register_backend, unregister_backend
 from onion.backends.cpu import storage_of_dense, strided_empty
 from onion.core import device as _device
 from onion.core.device import rename_privateuse1_backend
@@ -44,7 +44,8 @@ class ToyBackend(Backend):
 
 def _registries():
     """Everything registering a backend and renaming PrivateUse1 writes to."""
-    return (_device._PRIVATE_NAME, _device._BACKEND_OF_TYPE, _device._CACHE, BACKENDS, BACKEND_BY_KEY, STORAGE_MAKERS)
+    return (_device._PRIVATE_NAME, _device._BACKEND_OF_TYPE, _device._CACHE, _device._DEVICE_TYPE_NUMBER, BACKENDS,
+            BACKEND_BY_KEY, STORAGE_MAKERS)
 
 
 @pytest.fixture(scope="module")
@@ -57,6 +58,7 @@ def toy():
         register_backend(ToyBackend())
         yield onion.device("toy")
     finally:
+        unregister_backend("toy")      # its xp-generic kernels too
         for registry, before in zip(_registries(), saved):
             if isinstance(registry, list):
                 registry[:] = before
