@@ -153,14 +153,11 @@ def _load_all() -> None:
         g[_name] = _torch_function.wrap_function(g[_name], _name)
     from . import overrides  # noqa: F401
     g.update(overrides=overrides)
-<<<<<<< HEAD
     from .utils import dlpack as _dlpack       # Tensor.__dlpack__ / __dlpack_device__, onion.from_dlpack
     _dlpack.install(Tensor)
     g.update(from_dlpack=_dlpack.from_dlpack)
-=======
     from .utils.backend_registration import _register_device_module    # the out-of-tree backend kit
     g.update(_register_device_module=_register_device_module)
->>>>>>> main
     _LOADED = True
 
 
