@@ -160,6 +160,9 @@ def _load_all() -> None:
         g[_name] = _torch_function.wrap_function(g[_name], _name)
     from . import overrides  # noqa: F401
     g.update(overrides=overrides)
+    from .utils import dlpack as _dlpack       # Tensor.__dlpack__ / __dlpack_device__, onion.from_dlpack
+    _dlpack.install(Tensor)
+    g.update(from_dlpack=_dlpack.from_dlpack)
     from .utils.backend_registration import _register_device_module    # the out-of-tree backend kit
     from ._generated.register_privateuse1 import register as _register_xp_generic
     from .backends import base as _backends_base

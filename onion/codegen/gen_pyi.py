@@ -339,6 +339,9 @@ _CORE_TENSOR = {
     "__index__": ["    def __index__(self) -> _int: ..."],
     "__format__": ["    def __format__(self, spec: str) -> str: ..."],
     "__hash__": ["    def __hash__(self) -> _int: ..."],
+    "__dlpack__": ["    def __dlpack__(self, *, stream: Any = None, max_version: Optional[tuple[_int, _int]] = None, "
+                   "dl_device: Any = None, copy: Optional[_bool] = None) -> Any: ..."],
+    "__dlpack_device__": ["    def __dlpack_device__(self) -> tuple[_int, _int]: ..."],
 }
 
 _TO_TAIL = "non_blocking: _bool = False, copy: _bool = False, *, memory_format: Optional[memory_format] = None"
@@ -396,6 +399,8 @@ _API_FUNCTIONS = {
     "as_tensor": [("def as_tensor(data: Any, dtype: Optional[_dtype] = None, "
                    "device: Optional[DeviceLikeType] = None) -> Tensor: ...")],
     "from_numpy": ["def from_numpy(ndarray: _ndarray) -> Tensor: ..."],
+    "from_dlpack": [("def from_dlpack(ext_tensor: Any, *, device: Optional[DeviceLikeType] = None, "
+                     "copy: Optional[_bool] = None) -> Tensor: ...")],
     "is_tensor": ["def is_tensor(obj: object, /) -> TypeIs[Tensor]: ..."],
     "numel": ["def numel(input: Tensor) -> _int: ..."],
     "is_inference": ["def is_inference(input: Tensor) -> _bool: ..."],

@@ -28,6 +28,7 @@ class Dispatcher:
         self.trace_level = _trace_level_from_env()
         self.trace_stream = None
         self.profiler = None           # the recording onion.profiler Recorder: lookups cache wrapped kernels
+        self.recorder = None           # onion.utils.record_operators while it records: lookups cache wrapped kernels
         self.on_new_operator = []      # callbacks(handle): the ops namespace listens
 
     # --- operators --------------------------------------------------------------

@@ -215,6 +215,8 @@ class OperatorHandle:
         if self.dispatcher.profiler is not None:
             from .profiling import profiled_kernel  # late: only while profiling
             fn = profiled_kernel(self, fn, key, redispatch, entry)
+        if self.dispatcher.recorder is not None and not redispatch:    # only while record_operators runs
+            fn = self.dispatcher.recorder(self, fn)
         level = self.dispatcher.trace_level
         if level:
             from .trace import traced_kernel  # late: only when tracing

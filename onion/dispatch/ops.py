@@ -10,6 +10,7 @@ import types
 
 from ..core.dispatch_key import DispatchKeySet
 from .arguments import ArgumentSpec
+from . import selective_build as _selective
 from .dispatcher import dispatcher
 from ..core.dispatch_key import DispatchKey
 
@@ -147,6 +148,8 @@ class _OpNamespace(types.ModuleType):
     def __getattr__(self, item):
         if item.startswith("__"):
             raise AttributeError(item)
+        if self.name == "aten" and item in _selective.STATE["omitted_bases"]:
+            raise _selective.OperatorNotSelectedError(_selective.message(item))
         raise AttributeError(f"'_OpNamespace' '{self.name}' object has no attribute '{item}'")
 
 
