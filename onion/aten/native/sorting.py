@@ -1372,8 +1372,13 @@ def _namespace_of(arr):
     if type(arr) is np.ndarray:
         return np
     from ...backends.base import BACKENDS
-    return next((b.xp for b in BACKENDS.values() if b.xp is not None and b.xp is not np
-                 and isinstance(arr, b.xp.ndarray)), np)
+    for b in BACKENDS.values():
+        xp = b.xp
+        if xp is not None and xp is not np:
+            array_type = getattr(xp, "ndarray", None) or getattr(xp, "Array", None)     # CuPy's, Dask's
+            if array_type is not None and isinstance(arr, array_type):
+                return xp
+    return np
 
 
 def _pick_sorted(srt, pos, n):
