@@ -104,3 +104,10 @@ KNOWN_FULL.update({("view_as_complex", check, "float16"): NO_COMPLEX32 for check
 KNOWN_FULL.update({("where", check, "float16"): ("where of float16 with a complex Python number: PyTorch promotes to "
                                                   "complex32 (ComplexHalf), which onion lacks; onion gives complex64")
                    for check in ("values", "method", "noncontiguous", "meta")})
+# ---- sweep3 (the full run of letters b-e, m, n in the dtypes the first sweep left: 16 of 905 cases differ; the
+# ones below are differences of the kinds named above; cholesky/complex/matrix_exp/mvlgamma's are listed as open
+# in the closing note of 2026-12-04)
+KNOWN_FULL.update({("mode", check, dt): MODE_INDEX for dt in ("bfloat16", "float16", "int16", "int32", "int8", "uint8")
+                   for check in _VALUE_CHECKS})
+KNOWN_FULL.update({("mul", check, "complex64"): SIMD_COMPLEX_MUL for check in ("values", "method", "out", "inplace")})
+KNOWN_FULL.update({("matmul", check, "complex64"): GEMM_ROUNDING for check in _VALUE_CHECKS})
