@@ -18,22 +18,7 @@ import onion.dask  # noqa: E402
 DASK = onion.device("dask")
 
 
-@pytest.fixture(autouse=True, scope="module")
-def _dask_fallback():
-    """``import onion.dask`` adds a PrivateUse2 backend fallback, which every operator's dispatch listing then
-    shows: the test modules drop it at import (collection imports them all) and have it for their own tests."""
-    fb = onion.dask._kernels.unsupported_fallback()
-    yield
-    fb._destroy()
-
-
-def _drop_fallback_for_other_modules():
-    lib = onion.dask._LIBS[-1]
-    if lib._finalizer.alive:
-        lib._destroy()
-
-
-_drop_fallback_for_other_modules()
+from .dask_fallback import dask_fallback  # noqa: E402,F401 (autouse: the module's own fallback)
 
 
 def d(values, dtype=onion.float32):
