@@ -235,10 +235,14 @@ def _eligible(t, device_type: str) -> bool:
 
 def cached_cast(t, to_type, device_type: str):
     """``t`` cast to ``to_type`` when eligible; a float32 leaf that requires grad is cast once per region (cache)."""
-    if t is None or not _eligible(t, device_type) or t._impl.dtype is to_type:
+    if t is None:
         return t
-    if (_tls.cache_enabled and to_type is _tls.dtype[device_type] and t._impl.dtype is float32
-            and t.requires_grad and t.is_leaf and not t._is_view()):
+    impl = t._impl          # _eligible, inlined: this runs for every tensor argument of a policy operator
+    dt = impl.dtype
+    if dt is to_type or not dt.is_floating_point or dt is float64 or impl.device.type != device_type:
+        return t
+    if (impl.requires_grad and dt is float32 and _tls.cache_enabled and to_type is _tls.dtype[device_type]
+            and t.is_leaf and not t._is_view()):
         hit = _tls.cache.get(id(t._impl))
         if hit is not None and hit[0] is t._impl:
             return hit[1]

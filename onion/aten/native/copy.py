@@ -2,11 +2,12 @@
 from __future__ import annotations
 
 from ...backends import backend_for
-from ...core.device import canonical
+from ...core.device import CPU, canonical
 from ...core import dtype as _dt
 from .. import iterator as _it
 from .. import view_geometry as g
-from ..tensor_new import empty_tensor
+from ..tensor_new import empty_tensor, wrap_cpu
+import numpy as np
 import warnings
 from ..at import at
 from ..math_bits import MATH_BITS, apply_bits
@@ -62,8 +63,34 @@ def _like_strides(impl, memory_format=None):
     return g.like_strides(tuple(impl._array.shape), impl.strides, memory_format)
 
 
+def _plain_casts() -> frozenset:
+    """(source, destination) NumPy dtypes whose ``astype`` gives c10's conversion and never warns: a copy,
+    a widening between floating types, float32 to bfloat16 (the same range, so nothing overflows), and an
+    integer or bool becoming float32/float64.  Casts that can overflow or that c10 rounds otherwise (a double
+    to a 16-bit float, a float to an integer, bfloat16 to an integer) take the general path."""
+    f16, bf16, f32, f64 = _dt.float16.np, _dt.bfloat16.np, _dt.float32.np, _dt.float64.np
+    pairs = {(f32, bf16), (f32, f64), (f16, f32), (f16, f64), (bf16, f32), (bf16, f64)}
+    pairs.update((d.np, d.np) for d in _dt.EVERY_DTYPE)
+    for src in (_dt.bool, _dt.uint8, _dt.int8, _dt.int16, _dt.int32, _dt.int64):
+        pairs.update({(src.np, f32), (src.np, f64)})
+    return frozenset(pairs)
+
+
+_PLAIN_CASTS = _plain_casts()
+_ndarray = np.ndarray
+
+
 def _to_copy(self, dtype=None, layout=None, device=None, pin_memory=None, non_blocking=False, memory_format=None):
     impl = self._impl
+    arr = impl._array
+    if (device is None and impl.device is CPU and type(arr) is _ndarray and (memory_format is None or memory_format == "preserve_format")
+            and arr.flags.c_contiguous and arr.size and 1 not in arr.shape and not impl.keyset & MATH_BITS):
+        # the everyday copy (``.float()``, autocast's casts, ``clone``): a contiguous CPU array to a dtype
+        # NumPy converts as c10 does; NumPy allocates the contiguous result the general path would make
+        # (not with a size-1 dim, whose stride PyTorch's preserve_format keeps as it is and NumPy does not)
+        dt = dtype if dtype is not None else impl.dtype
+        if (arr.dtype, dt.np) in _PLAIN_CASTS:
+            return wrap_cpu(arr.astype(dt.np), dt)
     dt = dtype if dtype is not None else impl.dtype
     dev = canonical(device) if device is not None else impl.device
     strides = _like_strides(impl, memory_format)

@@ -127,6 +127,12 @@ def mm_impl(xp, plan, self, mat2):
                 # ndarray.dot calls the same BLAS gemm (syrk for a matrix times its
                 # transpose) that np.matmul picks for these layouts, with less overhead
                 return a.dot(b)
+    elif (dt is _dt.bfloat16 or dt is _dt.float16) and type(a) is _ndarray:
+        rows, k = a.shape
+        if rows > 1 and k > 1 and plan.shape[1] > 1:
+            b = mat2._impl._array
+            if a.flags.forc and b.flags.forc:     # accumulated in float32 (PyTorch's opmath), rounded once
+                return a.astype(_float32.np).dot(b.astype(_float32.np)).astype(dt.np)
     _it.refuse_barebones_unsigned("addmm_impl_cpu_", self._impl)     # (after the float road: not its dtypes)
     if a.shape[1] == 0 or a.shape[0] == 0 or plan.shape[1] == 0:
         return xp.zeros(plan.shape, dtype=plan.dtype.np)
