@@ -161,6 +161,13 @@ def check_aliasing(ro, rt, o_inputs, t_inputs, where):
 
 
 # ----------------------------------------------------------------------------- the checks
+class _Sample:
+    """A sample's three parts, for a call made of other values (the in-place check's cloned self)."""
+
+    def __init__(self, input, args, kwargs):
+        self.input, self.args, self.kwargs = input, args, kwargs
+
+
 class Case:
     """One (entry, dtype): runs each check over the samples, collecting mismatches per check."""
 
@@ -204,19 +211,42 @@ class Case:
             self.ran.add(check)
             self.failures.setdefault(check, []).append(f"sample {i}: {e}")
 
+    # onion's side of a call: made, read back and compared (DeviceCase, in opinfo_device.py, overrides these
+    # hooks to run onion on another device; the checks below are the same for every device) ----------------
+    check_aliasing = True
+    device = None           # where onion's tensors are made (None: the CPU)
+
+    def args(self, sample, memo):
+        """onion's (input, args, kwargs) for ``sample`` and, for each torch tensor among them (by id), its
+        onion twin (aliasing and gradients are checked pairwise)."""
+        o = (to_onion(sample.input, memo=memo), to_onion(sample.args, memo=memo), to_onion(sample.kwargs, memo=memo))
+        return o, {tid: pair[1] for tid, pair in memo.items()}
+
+    def convert(self, x):
+        """A torch value tree on onion's side, on its own (output gradients)."""
+        return to_onion(x)
+
+    def new_out(self, shape, dtype):
+        return onion.empty(shape, dtype=dtype, device=self.device)
+
+    def outcome(self, ro, rt, where):
+        """Compare two ``run`` outcomes: both results, or both exceptions."""
+        compare_outcomes(ro, rt, where)
+
+    def check(self, o, t, where):
+        """Compare an onion tensor (tree) that is known to exist with torch's."""
+        compare(o, t, where)
+
     # values, method, noncontiguous -------------------------------------------------------
     def variant(self, t_fn, o_fn, sample, where):
         memo: dict = {}
-        o_input = to_onion(sample.input, memo=memo)
-        o_args = to_onion(sample.args, memo=memo)
-        o_kwargs = to_onion(sample.kwargs, memo=memo)
+        (o_input, o_args, o_kwargs), by_torch = self.args(sample, memo)
         rt = run(t_fn, sample.input, *sample.args, **sample.kwargs, seed=self.seed)
         ro = run(o_fn, o_input, *o_args, **o_kwargs, seed=self.seed)
-        compare_outcomes(ro, rt, where)
-        if rt[0] == "ok":
-            t_inputs = [t for t in _flat_tensors([sample.input, sample.args, sample.kwargs])]
-            o_inputs = [memo[id(t)][1] for t in t_inputs]
-            check_aliasing(ro[1], rt[1], o_inputs, t_inputs, where)
+        self.outcome(ro, rt, where)
+        if self.check_aliasing and rt[0] == "ok":
+            t_inputs = _flat_tensors([sample.input, sample.args, sample.kwargs])
+            check_aliasing(ro[1], rt[1], [by_torch[id(t)] for t in t_inputs], t_inputs, where)
         return ro, rt
 
     def check_values(self):
@@ -284,17 +314,16 @@ class Case:
                 ref = expected[1]
                 t_out = torch.empty(0 if resize else ref.shape, dtype=ref.dtype)
                 memo: dict = {}
-                o_in, o_args, o_kwargs = (to_onion(s.input, memo=memo), to_onion(s.args, memo=memo),
-                                          to_onion(s.kwargs, memo=memo))
-                o_out = onion.empty(0 if resize else tuple(ref.shape), dtype=to_onion(ref.dtype))
+                (o_in, o_args, o_kwargs), _ = self.args(s, memo)
+                o_out = self.new_out(0 if resize else tuple(ref.shape), to_onion(ref.dtype))
                 rt = run(self.op.op, s.input, *s.args, **s.kwargs, out=t_out, seed=self.seed)
                 ro = run(e.function, o_in, *o_args, **o_kwargs, out=o_out, seed=self.seed)
                 where = "out (empty, resized)" if resize else "out"
-                compare_outcomes(ro, rt, where)
+                if rt[0] == "ok" and ro[0] == "ok" and ro[1] is not o_out:
+                    raise Mismatch(f"{where}: onion did not return the out tensor")
+                self.outcome(ro, rt, where)
                 if rt[0] == "ok":
-                    if ro[1] is not o_out:
-                        raise Mismatch(f"{where}: onion did not return the out tensor")
-                    compare(o_out, t_out, where)
+                    self.check(o_out, t_out, where)
             self.attempt("out", i, body)
             self.attempt("out", i, lambda s=s: body(s, True))
 
@@ -309,15 +338,13 @@ class Case:
                     raise Unconvertible("a Python number as self has no in-place variant")
                 t_self = s.input.clone()
                 memo: dict = {}
-                o_self = to_onion(t_self, memo=memo)
-                o_args, o_kwargs = to_onion(s.args, memo=memo), to_onion(s.kwargs, memo=memo)
+                (o_self, o_args, o_kwargs), _ = self.args(_Sample(t_self, s.args, s.kwargs), memo)
                 rt = run(self.op.inplace_variant, t_self, *s.args, **s.kwargs, seed=self.seed)
                 ro = run(e.inplace, o_self, *o_args, **o_kwargs, seed=self.seed)
-                compare_outcomes(ro, rt, "inplace")
-                if rt[0] == "ok":
-                    if ro[1] is not o_self:
-                        raise Mismatch("inplace: onion did not return self")
-                compare(o_self, t_self, "inplace self")
+                if rt[0] == "ok" and ro[0] == "ok" and ro[1] is not o_self:
+                    raise Mismatch("inplace: onion did not return self")
+                self.outcome(ro, rt, "inplace")
+                self.check(o_self, t_self, "inplace self")
             self.attempt("inplace", i, body)
 
     # gradients -----------------------------------------------------------------------------
@@ -346,8 +373,7 @@ class Case:
                     return
                 t_grads = tg[1]
                 memo: dict = {}
-                o_input, o_args, o_kwargs = (to_onion(s.input, memo=memo), to_onion(s.args, memo=memo),
-                                             to_onion(s.kwargs, memo=memo))
+                (o_input, o_args, o_kwargs), by_torch = self.args(s, memo)
                 ro = run(o_fn, o_input, *o_args, **o_kwargs, seed=self.seed)
                 if ro[0] == "err":
                     raise Mismatch(f"grad: onion forward raised {type(ro[1]).__name__}: {ro[1]}")
@@ -357,8 +383,8 @@ class Case:
                 o_outs = [o for o, t in zip(_flat_tensors(ro[1]), _flat_tensors(rt[1])) if t.requires_grad]
                 if any(not o.requires_grad for o in o_outs):
                     raise Mismatch("grad: onion's result does not require grad")
-                o_inputs = [memo[id(t)][1] for t in t_inputs]
-                o_gouts = [to_onion(t) for t in t_gouts]
+                o_inputs = [by_torch[id(t)] for t in t_inputs]
+                o_gouts = [self.convert(t) for t in t_gouts]
                 rg = run(onion.autograd.grad, o_outs, o_inputs, o_gouts, allow_unused=True)
                 if rg[0] == "err":
                     raise Mismatch(f"grad: onion backward raised {type(rg[1]).__name__}: {rg[1]}")
@@ -367,7 +393,7 @@ class Case:
                         raise Mismatch(f"grad[{k}]: onion {'None' if a is None else 'a tensor'} vs torch "
                                        f"{'None' if b is None else 'a tensor'}")
                     if b is not None:
-                        compare(a, b, f"grad[{k}]")
+                        self.check(a, b, f"grad[{k}]")
             self.attempt("grad", i, body)
 
     def run_all(self):
