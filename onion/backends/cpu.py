@@ -40,6 +40,34 @@ class CPUBackend(Backend):
         return np.asarray(array)
 
 
+class HostArrayBackend(Backend):
+    """A device whose memory is host NumPy arrays, as the CPU's: what a backend written in Python starts from
+    while it stands in for an accelerator (the example ``npu`` package, test backends).  A subclass names its
+    ``device_type`` and ``key``; crossing to or from the CPU copies, as a transfer would."""
+
+    xp = np
+
+    def empty(self, shape, np_dtype, device=None):
+        return np.empty(shape, np_dtype)
+
+    def empty_strided(self, shape, strides, np_dtype, device=None):
+        return strided_empty(np, shape, strides, np_dtype)
+
+    def view(self, storage, shape, strides, offset, np_dtype):
+        item = np.dtype(np_dtype).itemsize
+        return _ndarray(shape, np_dtype, storage.data, offset * item, tuple(s * item for s in strides))
+
+    def storage_of(self, array, device):
+        from ..core.device import device as _device
+        return storage_of_dense(array, _device(self.device_type), np)
+
+    def to_numpy(self, array):
+        return np.array(array)
+
+    def from_numpy(self, array, device=None):
+        return np.array(array)
+
+
 def strided_empty(xp, shape, strides, np_dtype):
     """Allocate a dense block and view it with ``strides`` (a permutation of dense strides)."""
     n = 1

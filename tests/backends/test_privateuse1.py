@@ -5,41 +5,20 @@ name the device; every generated kernel then runs on it.
 """
 import copy
 
-import numpy as np
 import pytest
 
 import onion
-from onion.backends.base import BACKEND_BY_KEY, BACKENDS, Backend, register_backend, unregister_backend
-from onion.backends.cpu import storage_of_dense, strided_empty
+from onion.backends.base import BACKEND_BY_KEY, BACKENDS, register_backend, unregister_backend
+from onion.backends.cpu import HostArrayBackend
 from onion.core import device as _device
 from onion.core.device import rename_privateuse1_backend
 from onion.core.dispatch_key import K
 from onion.core.tensor_impl import STORAGE_MAKERS
 
 
-class ToyBackend(Backend):
+class ToyBackend(HostArrayBackend):
     device_type = "toy"
     key = K.PrivateUse1
-    xp = np
-
-    def empty(self, shape, np_dtype, device=None):
-        return np.empty(shape, np_dtype)
-
-    def empty_strided(self, shape, strides, np_dtype, device=None):
-        return strided_empty(np, shape, strides, np_dtype)
-
-    def view(self, storage, shape, strides, offset, np_dtype):
-        item = np.dtype(np_dtype).itemsize
-        return np.ndarray(shape, np_dtype, storage.data, offset * item, tuple(s * item for s in strides))
-
-    def storage_of(self, array, device):
-        return storage_of_dense(array, onion.device("toy"), np)
-
-    def to_numpy(self, array):
-        return np.array(array)
-
-    def from_numpy(self, array, device=None):
-        return np.array(array)
 
 
 def _registries():

@@ -8,41 +8,18 @@ from __future__ import annotations
 import numpy as np
 
 import onion
-from onion.backends.base import Backend
-from onion.backends.cpu import storage_of_dense, strided_empty
+from onion.backends.cpu import HostArrayBackend
 from onion.core.dispatch_key import K
 
 
-class NPUBackend(Backend):
-    """Arrays of the ``npu`` device: NumPy arrays over byte storages, like the CPU's."""
+class NPUBackend(HostArrayBackend):
+    """Arrays of the ``npu`` device: NumPy arrays over byte storages, like the CPU's (a real accelerator would
+    override ``empty``/``empty_strided``/``view``/``storage_of`` and the transfers with its own allocator)."""
 
     device_type = "npu"
     key = K.PrivateUse1
-    xp = np
     xp_generic_kernels = False      # the kernels are ours (kernels/), the rest falls back to the CPU
     indexed = True                  # tensors live on npu:0, as on any PyTorch accelerator
-
-    def empty(self, shape, np_dtype, device=None):
-        return np.empty(shape, np_dtype)
-
-    def empty_strided(self, shape, strides, np_dtype, device=None):
-        return strided_empty(np, shape, strides, np_dtype)
-
-    def view(self, storage, shape, strides, offset, np_dtype):
-        item = np.dtype(np_dtype).itemsize
-        return np.ndarray(shape, np_dtype, storage.data, offset * item, tuple(s * item for s in strides))
-
-    def storage_of(self, array, device):
-        return storage_of_dense(array, onion.device("npu"), np)
-
-    def to_numpy(self, array):
-        return np.array(array)
-
-    def from_numpy(self, array, device=None):
-        return np.array(array)
-
-    def asarray(self, array, device=None):
-        return np.asarray(array)
 
 
 def array_of(t) -> np.ndarray:
