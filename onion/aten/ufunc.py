@@ -599,12 +599,10 @@ _FLOAT_LIMITS = {_dt.float32: float(_np.finfo(_np.float32).max), _dt.float64: fl
 def _kept_number(dt, v, a):
     """The Python number to hand NumPy with a float32/float64 array ``a`` when the number keeps ``dt``
     (PyTorch: a wrapped number does not promote a float tensor; NumPy: a Python scalar is weak, cast
-    to the array's dtype): a real number within ``dt``'s range (NumPy warns when casting beyond it)
-    and an array whose result NumPy lays out as PyTorch does.  None otherwise."""
+    to the array's dtype): a real number within ``dt``'s range (NumPy warns when casting beyond it).
+    None otherwise.  (The caller checks the layout of a result from a non-contiguous ``a``.)"""
     lim = _FLOAT_LIMITS.get(dt)
     if lim is None or not (type(v) is float or type(v) is int or type(v) is bool) or not -lim <= v <= lim:
-        return None
-    if a.ndim > 1 and not a.flags.c_contiguous:
         return None
     return v
 
@@ -677,12 +675,19 @@ def _ready_front(uf: Ufunc, general, opname: str = ""):
                             r = fn(a, b)
                         except ValueError:
                             pass
-                elif a.shape == b.shape and a.flags.c_contiguous and b.flags.c_contiguous:
-                    r = fn(a, b)
+                elif a.shape == b.shape:
+                    if a.flags.c_contiguous and b.flags.c_contiguous:
+                        r = fn(a, b)
+                    else:
+                        r = fn(a, b)
+                        if not _row_major_result(r, ai, bi):
+                            r = None
             elif bi.is_wrapped_number and not ai.is_wrapped_number:
                 v = _kept_number(dt, bi.wrapped_value, a)
                 if v is not None:
                     r = fn(a, v)
+                    if a.ndim > 1 and not a.flags.c_contiguous and not _row_major_result(r, ai):
+                        r = None        # PyTorch lays this result out otherwise: the general path
             if r is not None:
                 if type(r) is not _ndarray:
                     r = _np.asarray(r)
@@ -785,10 +790,35 @@ def _binary_fast(uf: Ufunc, opname: str, wrap_other: bool):
             return _wrap_cpu(r, bool_ if to_bool else dt)
         if r.ndim > 1 and not (contiguous and (a.shape == other._impl._array.shape
                                                or (1 not in r.shape and 0 not in r.shape))):
-            # PyTorch orders the output's dims by the inputs' strides (size-1 dims too): the general path
-            return functional(opname, formula, (self, other), scalars)
+            if not _row_major_result(r, ai, bi):
+                # PyTorch orders the output's dims by the inputs' strides (size-1 dims too): the general path
+                return functional(opname, formula, (self, other), scalars)
         return _wrap_cpu(r, bool_ if to_bool else dt)
     return kernel
+
+
+def _row_major_result(r, *impls) -> bool:
+    """Whether NumPy's result ``r`` already has PyTorch's layout for these operands although some is not
+    contiguous (an expanded gradient, a sliced tensor): TensorIterator keeps the dims in order, and so makes
+    a row-major output, when every operand of the output's shape has nonzero strides that strictly decrease
+    from the outer dim in (a stride-0 dim takes no part in its ordering), and the others are 0-d; NumPy's
+    row-major ``r`` is that layout when no dim has size 0 or 1 (whose strides TensorIterator also orders)."""
+    shape = r.shape
+    if 1 in shape or 0 in shape or not r.flags.c_contiguous:
+        return False
+    for impl in impls:
+        a = impl._array
+        if a.shape != shape:
+            if a.ndim:
+                return False
+            continue
+        last = None
+        for st in a.strides:
+            if st:
+                if last is not None and st >= last:
+                    return False
+                last = st
+    return True
 
 
 def _unary_fast(uf: Ufunc, opname: str):

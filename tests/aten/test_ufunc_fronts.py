@@ -26,6 +26,16 @@ def _inplace(L, make_self, make_other, alpha=None):
     return L.cat([r.reshape(-1), s.reshape(-1), L.tensor([float(r is s), float(s._version)], dtype=s.dtype)])
 
 
+# (x, a layout below) -> a result whose strides are compared too
+_LAYOUT_OPS = {
+    "mul number": lambda L, x: x * 2.0,
+    "div number": lambda L, x: x / 3,
+    "sub tensor": lambda L, x: x - L.ones(tuple(x.shape), dtype=x.dtype),
+    "mul same layout": lambda L, x: x * x,
+    "add 0-d": lambda L, x: x + L.tensor(1.0, dtype=x.dtype),
+    "div_Scalar op": lambda L, x: L.ops.aten.div.Scalar(x, 4),
+}
+
 CASES = {
     # functional, at most 1-D
     "add 1-D": lambda L: L.add(_v(L), _v(L, start=1)),
@@ -61,6 +71,21 @@ CASES = {
     "add_ expanded self error": lambda L: _inplace(L, lambda L: _v(L, 3).expand(2, 3), lambda L, s: _v(L, 6).view(2, 3)),
     "add_ other dtype": lambda L: _inplace(L, _v, lambda L, s: _v(L, dtype="float64")),
     "add_ int self, float other error": lambda L: _inplace(L, lambda L: _v(L, dtype="int64"), lambda L, s: _v(L)),
+    # non-contiguous operands whose result PyTorch lays out row-major (TensorIterator keeps the dims in order):
+    # the fronts keep NumPy's result; the others (a transposed operand, size-1 dims) take the general path
+    **{f"{op} {name}": (lambda op, make: lambda L: _LAYOUT_OPS[op](L, make(L)))(op, make)
+       for op in _LAYOUT_OPS for name, make in {
+           "expanded 0-d": lambda L: L.tensor(1.5).expand(3, 4),
+           "expanded row": lambda L: _v(L).expand(3, 4),
+           "expanded column": lambda L: _v(L, 3).view(3, 1).expand(3, 4),
+           "rows with gaps": lambda L: _v(L, 24).view(3, 8)[:, ::2],
+           "sliced rows": lambda L: _v(L, 20).view(5, 4)[1:4],
+           "3-D expanded middle": lambda L: _v(L, 8).view(2, 1, 4).expand(2, 3, 4),
+           "transposed": lambda L: _v(L, 12).view(4, 3).t(),
+           "expanded then transposed": lambda L: _v(L, 3).view(3, 1).expand(3, 4).t(),
+           "size-1 dim sliced": lambda L: _v(L, 8).view(2, 4)[:1, ::2],
+           "float64 gaps": lambda L: _v(L, 24, "float64").view(3, 8)[:, 1::2],
+       }.items()},
     # sum
     **{f"sum {dt}": (lambda dt: lambda L: _v(L, 5, dt).sum())(dt)
        for dt in ("float32", "float16", "bfloat16", "float64", "int8", "uint8", "int64", "bool", "complex64")},
