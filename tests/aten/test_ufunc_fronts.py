@@ -86,6 +86,14 @@ CASES = {
            "size-1 dim sliced": lambda L: _v(L, 8).view(2, 4)[:1, ::2],
            "float64 gaps": lambda L: _v(L, 24, "float64").view(3, 8)[:, 1::2],
        }.items()},
+    # where's short road (a bool mask and values of one shape, all contiguous; the other value that or 0-d)
+    "where mask grad 0-d": lambda L: L.where(_v(L, 12).view(3, 4) > 3, _v(L, 12).view(3, 4), L.scalar_tensor(0.0)),
+    "where size-1 dims": lambda L: L.where(_v(L, 4).view(4, 1) > 1, _v(L, 4).view(4, 1), _v(L, 4).view(4, 1) * 2),
+    "where int64": lambda L: L.where(_v(L, 6, "int64") > 1, _v(L, 6, "int64"), L.tensor(7)),
+    "where float64 other float32": lambda L: L.where(_v(L) > 1, _v(L, dtype="float64"), _v(L)),
+    "where transposed mask": lambda L: L.where(_v(L, 6).view(2, 3).t() > 1, _v(L, 6).view(3, 2), L.tensor(0.5)),
+    "scalar_tensor int8": lambda L: L.scalar_tensor(-3, dtype=L.int8),
+    "scalar_tensor overflow": lambda L: L.scalar_tensor(300, dtype=L.uint8),
     # sum
     **{f"sum {dt}": (lambda dt: lambda L: _v(L, 5, dt).sum())(dt)
        for dt in ("float32", "float16", "bfloat16", "float64", "int8", "uint8", "int64", "bool", "complex64")},

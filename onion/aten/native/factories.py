@@ -380,8 +380,11 @@ def linspace_Scalar_Tensor_out(start, end, steps, out):
 
 
 def scalar_tensor(s, dtype=None, layout=None, device=None, pin_memory=None):
-    t = empty_tensor((), dtype or _dt.get_default_dtype(), canonical(device))
-    return _fill(t, s)
+    dt = dtype or _dt.get_default_dtype()
+    dev = canonical(device)
+    if dev is _CPU:         # (the backward formulas' zeros) the checked value as a 0-d array
+        return wrap_cpu(np.array(checked_scalar(s, dt), dt.np), dt)
+    return _fill(empty_tensor((), dt, dev), s)
 
 
 def _filled_like(self, dtype, device, memory_format, value):

@@ -5,7 +5,9 @@ from ...core import dtype as _dt
 from .. import iterator as _it
 from ..at import at
 from ..math_bits import CONJ, NEG
-from ..tensor_new import scalar_to_tensor, wrap
+from ..tensor_new import scalar_to_tensor, wrap, wrap_cpu
+import numpy as _np
+from ...core.device import CPU as _CPU
 import warnings
 from ..ufunc import _expected_strides, meta_output_strides
 from ...backends import backend_for
@@ -101,6 +103,15 @@ def _where_meta(condition, self, other):
 
 
 def where_self(condition, self, other):
+    c, a, b = condition._impl, self._impl, other._impl
+    if c.device is _CPU and a.device is _CPU and b.device is _CPU and c.dtype is _dt.bool and a.dtype is b.dtype:
+        # the backward formulas' case (``where(mask, grad, zero)``): a bool mask and values of one shape, all
+        # contiguous, the other value that or 0-d; TensorIterator's output is then contiguous, as NumPy's
+        ca, aa, ba = c._array, a._array, b._array
+        shape = aa.shape
+        if (ca.shape == shape and (ba.shape == shape or not ba.ndim) and 0 not in shape and ca.flags.c_contiguous
+                and aa.flags.c_contiguous and ba.flags.c_contiguous):
+            return wrap_cpu(_np.where(ca, aa, ba), a.dtype)
     if condition._impl.device.type == "meta" or self._impl.device.type == "meta":
         return _where_meta(condition, self, other)
     r, dt, dev = _where_compute(condition, self, other)
