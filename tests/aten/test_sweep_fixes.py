@@ -103,3 +103,17 @@ def test_reduced_float_floor_division_by_tensor(dtype):
     check_same(lambda: onion.floor_divide(a, b), lambda: torch.floor_divide(at, bt), exact=True)
     check_same(lambda: onion.div(a, b, rounding_mode="floor"), lambda: torch.div(at, bt, rounding_mode="floor"),
                exact=True)
+
+
+# ---- sweep8 (the full run's leftovers in linalg, complex, mvlgamma)
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+@pytest.mark.parametrize("p", [1, 3, 5])
+def test_reduced_float_mvlgamma_rounds_arguments(dtype, p):
+    # PyTorch's composite builds x - j/2 in self's dtype: bfloat16 -3.515625 - 1/2 rounds to the pole -4 (+inf);
+    # the lgamma terms and the constant are rounded to the dtype too.  Every value of the dtype in [-8, 8).
+    t = torch.arange(-8, 8, 1 / 64, dtype=torch.float64).to(getattr(torch, dtype)).unique()
+    o = onion.tensor(t.double().numpy()).to(getattr(onion, dtype))
+    check_same(lambda: onion.mvlgamma(o, p), lambda: torch.mvlgamma(t, p))
+    bf = torch.tensor([-3.515625], dtype=torch.bfloat16)
+    check_same(lambda: onion.mvlgamma(onion.tensor([-3.515625], dtype=onion.bfloat16), 3),
+               lambda: torch.mvlgamma(bf, 3), exact=True)
