@@ -140,3 +140,29 @@ def test_reduced_float_matrix_exp_is_exact_rounded(dtype):
     want = scipy.linalg.expm(onion.tensor(x, dtype=getattr(onion, dtype)).double().numpy())
     np.testing.assert_array_equal(o.double().numpy(), onion.tensor(want).to(getattr(onion, dtype)).double().numpy())
     assert (torch.matrix_exp(torch.tensor(x, dtype=getattr(torch, dtype))) == 0).all()
+
+
+@pytest.mark.filterwarnings("ignore:torch.cholesky is deprecated")
+@pytest.mark.parametrize("dtype", ["float64", "complex128"])
+@pytest.mark.parametrize("op", ["cholesky_upper", "cholesky_lower", "qr"])
+@pytest.mark.parametrize("shape", [(0, 5, 5), (0, 5, 2), (2, 4, 4), (3, 3)])
+def test_triangular_solve_gradient_layout(dtype, op, shape):
+    # the backward's linalg.solve_triangular(A.mH, ...) returns a row-major result when A.mH is a conjugate view
+    # whose transpose is contiguous, which an empty batch always is: complex128 gradients of an empty batch are
+    # row-major (float64's column-major)
+    if op != "qr" and shape[-1] != shape[-2]:
+        pytest.skip("cholesky takes square matrices")
+    fns = {"cholesky_upper": lambda m, x: m.cholesky(x, upper=True), "cholesky_lower": lambda m, x: m.cholesky(x),
+           "qr": lambda m, x: m.linalg.qr(x)}
+    g = torch.Generator().manual_seed(0)
+    a = torch.randn(shape, dtype=getattr(torch, dtype), generator=g)
+    if op != "qr":
+        a = a @ a.mH + 3 * torch.eye(shape[-1], dtype=a.dtype)
+    t = a.clone().requires_grad_()
+    tout = [r for r in (fns[op](torch, t) if op == "qr" else [fns[op](torch, t)])]
+    tg = torch.autograd.grad(tout, t, [torch.ones_like(r) for r in tout])[0]
+    o = onion.tensor(a.numpy()).requires_grad_()
+    oout = [r for r in (fns[op](onion, o) if op == "qr" else [fns[op](onion, o)])]
+    og = onion.autograd.grad(oout, o, [onion.ones_like(r) for r in oout])[0]
+    assert tuple(og.stride()) == tuple(tg.stride())
+    check_same(lambda: og, lambda: tg)
