@@ -158,7 +158,7 @@ def make_loop(formula: UfuncFormula, xp, dtype):
 # NumPy's floating-point warnings (overflow in exp, 0/0) are PyTorch's silent inf and nan.  Ignoring them
 # where onion's elementwise code calls NumPy costs nothing per call, where np.errstate costs about 1 us;
 # ``_quiet`` still runs a loop under errstate when the user made NumPy raise (np.seterr, a warnings filter).
-warnings.filterwarnings("ignore", category=RuntimeWarning, module=r"onion\.aten\.(ufunc|native\.ufunc_formulas)$")
+warnings.filterwarnings("ignore", category=RuntimeWarning, module=r"onion\.aten\.(ufunc|native\.ufunc_(formulas|special))$")
 _FP_ERRORS = (FloatingPointError, RuntimeWarning)
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as _np
 
 from ..aten.at import at
+from ..aten.math_bits import CONJ
 from ..aten.tensor_new import scalar_to_tensor, wrap
 
 __all__ = ["addbmm_batch1_backward", "addbmm_batch2_backward", "block_diag_backward", "cdist_backward",
@@ -133,18 +134,26 @@ def _place_rows(X, m, start=0):
 
 
 def _solve(A, B, upper, left=True, unit=False):
-    """op^-1: A^-1 B (left) or B A^-1 (right) for triangular A."""
+    """linalg.solve_triangular: A^-1 B (left) or B A^-1 (right) for triangular A, laid out as PyTorch's: a right
+    solve column-major (LAPACK's layout), and either one row-major when A is a conjugate view whose transpose is
+    contiguous (PyTorch then allocates a row-major result so as not to copy A; an empty A counts as contiguous,
+    so the conjugate-transposed R or L of an empty batch gives a row-major gradient)."""
     if left:
-        return at.triangular_solve(B, A, upper, False, unit)[0]
-    # column-major, as LAPACK's solve returns it
-    return _colmajor(mH(at.triangular_solve(mH(B), mH(A), not upper, False, unit)[0]))
+        X = at.triangular_solve(B, A, upper, False, unit)[0]
+    else:
+        X = mH(at.triangular_solve(mH(B), mH(A), not upper, False, unit)[0])
+    if A._impl.keyset & CONJ and at.transpose_int(A, -2, -1)._impl.is_contiguous():
+        return _rowmajor(X)
+    return X if left else _colmajor(X)
+
+
+def _rowmajor(t):
+    # an empty tensor counts as contiguous whatever its strides: copied, so its (empty) batch is row-major too
+    return at.clone(t, "contiguous_format") if t._impl._array.size == 0 else at.contiguous(t)
 
 
 def _colmajor(t):
-    tt = at.transpose_int(t, -2, -1)
-    # an empty tensor counts as contiguous whatever its strides: copied, so its (empty) batch is column-major too
-    tt = at.clone(tt, "contiguous_format") if tt._impl._array.size == 0 else at.contiguous(tt)
-    return at.transpose_int(tt, -2, -1)
+    return at.transpose_int(_rowmajor(at.transpose_int(t, -2, -1)), -2, -1)
 
 
 def _add(a, b):

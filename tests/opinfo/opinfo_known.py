@@ -37,12 +37,17 @@ KNOWN.update({
     **{("baddbmm", check, "complex64"): GEMM_ROUNDING
        for check in ("values", "method", "noncontiguous", "out", "inplace")},
 })
-MATRIX_EXP_F32 = ("float32/bfloat16 matrix_exp of a batch with a large norm: PyTorch's degree-18 Taylor "
+MATRIX_EXP_F32 = ("float32 matrix_exp of a batch with a large norm: PyTorch's degree-18 Taylor "
                   "scaling-and-squaring in float32 is 0.2% off the exact value; onion computes in float64 (SciPy's "
                   "expm) and rounds once")
+MATRIX_EXP_HALF = ("float16/bfloat16 matrix_exp: PyTorch's CPU mexp has no reduced-precision path (its OpInfo entry "
+                   "notes 'mexp does not support bf16 and fp16'): it runs its float64 Taylor algorithm with the "
+                   "coefficient tables, held as C doubles, read through from_blob as float16/bfloat16 (the doubles' "
+                   "bytes), so exp(1e-5 * I) is 0 and every OpInfo sample gives NaN; onion computes in float64 "
+                   "(SciPy's expm) and rounds once")
 KNOWN.update({
-    **{("matrix_exp", check, dt): MATRIX_EXP_F32 for check in ("values", "method", "noncontiguous")
-       for dt in ("float32", "bfloat16")},
+    **{("matrix_exp", check, "float32"): MATRIX_EXP_F32 for check in ("values", "method", "noncontiguous")},
+    **{("matrix_exp", check, "bfloat16"): MATRIX_EXP_HALF for check in ("values", "method", "noncontiguous")},
     ("pinverse", "grad"): ("pinverse is composed of _linalg_svd, where and matmul: its gradient has PyTorch's values "
                            "but row-major strides (PyTorch's is column-major)"),
 })
@@ -107,13 +112,26 @@ KNOWN_FULL.update({("where", check, "float16"): ("where of float16 with a comple
                                                   "complex32 (ComplexHalf), which onion lacks; onion gives complex64")
                    for check in ("values", "method", "noncontiguous", "meta")})
 # ---- sweep3 (the full run of letters b-e, m, n in the dtypes the first sweep left: 16 of 905 cases differ; the
-# ones below are differences of the kinds named above; cholesky/complex/matrix_exp/mvlgamma's are listed as open
-# in the closing note of 2026-12-04)
+# ones below are differences of the kinds named above; cholesky/complex/matrix_exp/mvlgamma's, open in the closing
+# note of 2026-12-04, are settled under sweep8)
 KNOWN_FULL.update({("mode", check, dt): MODE_INDEX for dt in ("bfloat16", "float16", "int16", "int32", "int8", "uint8")
                    for check in _VALUE_CHECKS})
 KNOWN_FULL.update({("mul", check, "complex64"): SIMD_COMPLEX_MUL for check in ("values", "method", "out", "inplace")})
 KNOWN_FULL.update({("matmul", check, "complex64"): GEMM_ROUNDING for check in _VALUE_CHECKS})
+# ---- sweep8 (the leftovers of sweep3: cholesky, qr and mvlgamma were fixed in onion; these remain)
+KNOWN_FULL.update({("complex", check, "float16"): ("complex of two float16 tensors is a complex32 (ComplexHalf) "
+                                                    "tensor in PyTorch; onion has no complex32 dtype "
+                                                    "(onion/core/dtype.py), so it refuses them with a message "
+                                                    "that says so")
+                   for check in ("values", "noncontiguous", "meta")})
+KNOWN_FULL.update({("matrix_exp", check, "float16"): MATRIX_EXP_HALF for check in _VALUE_CHECKS})
+MATRIX_EXP_C64 = ("complex64 matrix_exp with a large norm (4 squarings): PyTorch's degree-18 Taylor polynomial and "
+                  "squarings in complex64 GEMMs (MKL) end 1.4e-6 (relative) from the exact value on some elements, "
+                  "just over complex64's 1.3e-6 tolerance; onion (SciPy's expm in complex128, rounded once) is within "
+                  "4e-8 of it.  PyTorch's algorithm rebuilt over NumPy matches it bit for bit at small norms but not "
+                  "after the squarings, whose result follows each GEMM's rounding")
+KNOWN_FULL.update({("matrix_exp", check, "complex64"): MATRIX_EXP_C64 for check in _VALUE_CHECKS})
 
 # Reasons that depend on the machine PyTorch runs on (which MKL kernel its CPU gets, the vector width of its
 # loops): their entries differ on some machines and match on others, so the harness does not ask them to differ.
-MACHINE_DEPENDENT = frozenset({GEMM_ROUNDING, SIMD_COMPLEX_MUL, SIMD_HALF_ALPHA, LOWRANK_SIGNS})
+MACHINE_DEPENDENT = frozenset({GEMM_ROUNDING, SIMD_COMPLEX_MUL, SIMD_HALF_ALPHA, LOWRANK_SIGNS, MATRIX_EXP_C64})

@@ -116,12 +116,18 @@ def imag(self):
 def _pair_device(name, a, b):
     """Checks of ``complex``/``polar`` (one floating dtype for both) and the device the result is on."""
     da, db = a._impl.dtype, b._impl.dtype
-    if da not in _COMPLEX_OF or db not in _COMPLEX_OF:
+    if not all(d is _dt.float16 or d in _COMPLEX_OF for d in (da, db)):
         raise RuntimeError(f"Expected both inputs to be Half, Float or Double tensors but got "
                            f"{da.scalar_type_name} and {db.scalar_type_name}")
     if da is not db:
         raise RuntimeError(f"Expected object of scalar type {da.scalar_type_name} but got scalar type "
                            f"{db.scalar_type_name} for second argument")
+    if da is _dt.float16:
+        if name == "polar":     # PyTorch's polar kernel has no Half loop
+            raise NotImplementedError(f'"polar_cpu" not implemented for \'{da.scalar_type_name}\'')
+        # PyTorch makes a complex32 (ComplexHalf) tensor of two Half tensors
+        raise RuntimeError("complex of two Half tensors is a ComplexHalf (complex32) tensor, a dtype onion does "
+                           "not have; convert them to float32 first for a complex64 result")
     return _it.check_devices(name, [a._impl, b._impl])
 
 

@@ -123,15 +123,37 @@ def _contiguous_result(ops) -> bool:
     return True
 
 
-@formula("unary_float", 1, check=mvlgamma_check, operand_check=mvlgamma_operand_check, errstate=True,
+# opmath is done here: PyTorch's composite builds its arguments x - j/2 in self's dtype, so float16/bfloat16
+# round them (and the lgamma of each) to that dtype before the float32 sum.
+@formula("unary_float", 1, check=mvlgamma_check, operand_check=mvlgamma_operand_check, errstate=True, opmath=False,
          torch_name="mvlgamma", out_check=_cast_out_check, plain_layout=_contiguous_result)
 def mvlgamma(xp, self, p):
-    """The multivariate log-gamma: p(p-1)/4 log(pi) + sum_j lgamma(x - j/2), j < p."""
+    """The multivariate log-gamma: sum_j lgamma(x - j/2) for j < p, plus p(p-1)/4 log(pi).
+
+    As PyTorch's composite computes it: the arguments x + (-(p-1)/2, ..., -1/2, 0) in self's dtype, their
+    lgamma summed in that order, then the constant (rounded to self's dtype) added.  A float16/bfloat16 argument that rounds onto a pole
+    (-4.015625 is -4 in bfloat16) gives +inf, as there."""
     gammaln = _special(xp).gammaln
-    r = xp.full(self.shape, p * (p - 1) / 4 * math.log(math.pi), dtype=self.dtype)
-    for j in range(p):      # p terms (the order of the function), not a loop over elements
-        r = r + gammaln(self - j / 2)
-    return xp.where(self == -xp.inf, xp.asarray(xp.inf, dtype=r.dtype), r)     # lgamma(-inf) is +inf
+    dt = self.dtype
+    reduced = dt.itemsize == 2
+    work = xp.float32 if reduced else dt
+    x = self.astype(work) if reduced else self
+    total = None
+    for k in range(p):      # p terms (the order of the function), not a loop over elements
+        arg = x + (k - (p - 1)) / 2
+        if reduced:
+            arg = arg.astype(dt).astype(work)
+        term = gammaln(arg)
+        if reduced:
+            term = term.astype(dt).astype(work)
+        total = term if total is None else total + term
+    const = xp.asarray(p * (p - 1) / 4 * math.log(math.pi), dtype=dt)      # the Scalar of add_, in self's dtype
+    if reduced:
+        total = total.astype(dt).astype(work)
+        const = const.astype(work)
+    r = total + const
+    r = xp.where(self == -xp.inf, xp.asarray(xp.inf, dtype=r.dtype), r)     # lgamma(-inf) is +inf
+    return r.astype(dt) if reduced else r
 
 
 @formula("unary_float", 1, torch_name="i0_vml")
