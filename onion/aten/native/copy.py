@@ -64,15 +64,16 @@ def _like_strides(impl, memory_format=None):
 
 
 def _plain_casts() -> frozenset:
-    """(source, destination) NumPy dtypes whose ``astype`` gives c10's conversion and never warns: a copy,
+    """(source, destination) dtypes whose NumPy ``astype`` gives c10's conversion and never warns: a copy,
     a widening between floating types, float32 to bfloat16 (the same range, so nothing overflows), and an
     integer or bool becoming float32/float64.  Casts that can overflow or that c10 rounds otherwise (a double
-    to a 16-bit float, a float to an integer, bfloat16 to an integer) take the general path."""
-    f16, bf16, f32, f64 = _dt.float16.np, _dt.bfloat16.np, _dt.float32.np, _dt.float64.np
+    to a 16-bit float, a float to an integer, bfloat16 to an integer) take the general path.  (onion's dtype
+    objects, not NumPy's: naming bfloat16's NumPy dtype would load ml_dtypes at import.)"""
+    f16, bf16, f32, f64 = _dt.float16, _dt.bfloat16, _dt.float32, _dt.float64
     pairs = {(f32, bf16), (f32, f64), (f16, f32), (f16, f64), (bf16, f32), (bf16, f64)}
-    pairs.update((d.np, d.np) for d in _dt.EVERY_DTYPE)
+    pairs.update((d, d) for d in _dt.EVERY_DTYPE)
     for src in (_dt.bool, _dt.uint8, _dt.int8, _dt.int16, _dt.int32, _dt.int64):
-        pairs.update({(src.np, f32), (src.np, f64)})
+        pairs.update({(src, f32), (src, f64)})
     return frozenset(pairs)
 
 
@@ -89,7 +90,7 @@ def _to_copy(self, dtype=None, layout=None, device=None, pin_memory=None, non_bl
         # NumPy converts as c10 does; NumPy allocates the contiguous result the general path would make
         # (not with a size-1 dim, whose stride PyTorch's preserve_format keeps as it is and NumPy does not)
         dt = dtype if dtype is not None else impl.dtype
-        if (arr.dtype, dt.np) in _PLAIN_CASTS:
+        if (impl.dtype, dt) in _PLAIN_CASTS:
             return wrap_cpu(arr.astype(dt.np), dt)
     dt = dtype if dtype is not None else impl.dtype
     dev = canonical(device) if device is not None else impl.device
