@@ -11,7 +11,7 @@ import itertools
 import weakref
 from sys import getrefcount as _refs
 
-from numpy import add as _np_add
+from numpy import add as _np_add, ndarray as _ndarray
 
 from ..core.creation_meta import check_view_unchanged
 from ..core.geometry import contiguous_strides
@@ -206,6 +206,10 @@ def accumulate_nonleaf_grad(impl, grad, create_graph: bool) -> None:
 def _obeys_layout_contract(g, var) -> bool:
     """Whether gradient ``g`` may become ``var``'s ``.grad`` as it is: ``var``'s strides where ``var`` is dense
     (size-1 dimensions aside, unless broadcast with stride 0), else row-major contiguous."""
+    ga, va = g._array, var._array
+    if (type(ga) is _ndarray and type(va) is _ndarray and ga.shape == va.shape and ga.flags.c_contiguous
+            and va.flags.c_contiguous and 1 not in va.shape and 0 not in va.shape):
+        return True     # both row-major with no size-0/1 dims: the same strides, and var's are dense
     sizes = tuple(var._array.shape)
     strides = var.strides
     if _non_overlapping_and_dense(sizes, strides):
