@@ -11,6 +11,7 @@ import numpy as _np
 
 from ..aten.at import at
 from ..aten.math_bits import CONJ
+from ..core.geometry import is_contiguous
 from ..aten.tensor_new import scalar_to_tensor, wrap
 
 __all__ = ["addbmm_batch1_backward", "addbmm_batch2_backward", "block_diag_backward", "cdist_backward",
@@ -142,9 +143,17 @@ def _solve(A, B, upper, left=True, unit=False):
         X = at.triangular_solve(B, A, upper, False, unit)[0]
     else:
         X = mH(at.triangular_solve(mH(B), mH(A), not upper, False, unit)[0])
-    if A._impl.keyset & CONJ and at.transpose_int(A, -2, -1)._impl.is_contiguous():
+    if A._impl.keyset & CONJ and _transpose_contiguous(A._impl):
         return _rowmajor(X)
     return X if left else _colmajor(X)
+
+
+def _transpose_contiguous(impl) -> bool:
+    """Whether the matrix batch's transpose is contiguous (read from the geometry: no operator dispatched)."""
+    sizes, strides = list(impl._array.shape), list(impl.strides)
+    sizes[-2], sizes[-1] = sizes[-1], sizes[-2]
+    strides[-2], strides[-1] = strides[-1], strides[-2]
+    return is_contiguous(sizes, strides)
 
 
 def _rowmajor(t):
