@@ -335,8 +335,11 @@ class SavedVariable:
                                "in inference mode in computation tracked by autograd. To work around this, you can "
                                "make a clone to get a normal tensor and use it in autograd, or use `torch.no_grad()` "
                                "instead of `torch.inference_mode()`.")
-        self.vc = impl.version_counter()
-        self.version = self.vc[0]
+        vc = impl._vc           # impl.version_counter(), inlined: every recorded operator saves its inputs here
+        if vc is None:
+            vc = impl._vc = [0]
+        self.vc = vc
+        self.version = vc[0]
         self.is_output = is_output
         self.output_nr = impl.output_nr
         self.released = False
