@@ -228,6 +228,16 @@ def test_index_put_accumulate_duplicates(dtype, accumulate):
                lambda: t.index_put_((torch.tensor(idx),), torch.tensor(vals), accumulate))
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float16", "float64", "complex64"])
+def test_index_put_accumulate_negative_duplicates_1d(dtype):
+    """The 1-D road (one index into a contiguous vector): negative positions wrap, repeats all add."""
+    o, t = onion.zeros(10, dtype=getattr(onion, dtype)), torch.zeros(10, dtype=getattr(torch, dtype))
+    idx = L([0, -1, -1, 3, -10, 9, 0])
+    vals = (np.arange(7) + 0.5).astype(dtype)
+    check_same(lambda: o.index_put_((onion.tensor(idx),), onion.tensor(vals), True),
+               lambda: t.index_put_((torch.tensor(idx),), torch.tensor(vals), True))
+
+
 @pytest.mark.parametrize("layout", ["transposed", "stepped"])
 def test_index_put_accumulate_non_contiguous(layout):
     o, t = pair(layout=layout)

@@ -367,7 +367,10 @@ def _accumulate(arr, fancy, p: _Index, vals) -> None:
         rows = arr.reshape(n, -1)
         v = np.broadcast_to(vals, p.result_shape).reshape(idx.size, -1)
         flat = idx.reshape(-1)
-        flat = np.where(flat < 0, flat + n, flat)
+        if rows.shape[1] == 1 and arr.dtype.kind == "f" and arr.dtype != np.float64:
+            np.add.at(rows[:, 0], flat, v[:, 0])    # (ufunc.at wraps negative positions itself)
+            return
+        flat = np.where(flat < 0, flat + n, flat)   # bincount takes no negative positions
         if rows.shape[1] == 1:
             if arr.dtype.kind == "c":
                 re = np.bincount(flat, weights=v[:, 0].real, minlength=n)
