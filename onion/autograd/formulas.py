@@ -300,7 +300,12 @@ def diagonal_backward(grad, sizes, offset, dim1, dim2):
 
 
 def to_copy_backward(grad, dtype, device):
-    grad = handle_r_to_c(dtype, grad)       # complex -> real cast: only the real part flows back
+    if grad._impl.dtype.is_complex and not dtype.is_complex:
+        grad = at.real(grad)                # a real -> complex cast: the real part flows back, as a view
+    if grad._impl.dtype == dtype and grad._impl.device == device:
+        # already self's type, left as Tensor.to(copy=False) leaves it: the real part keeps the view's strides
+        # (twice the complex gradient's), as PyTorch's gradient does
+        return grad
     return at._to_copy(grad, dtype, None, device, None, False, None)
 
 

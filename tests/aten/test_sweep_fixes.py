@@ -166,3 +166,25 @@ def test_triangular_solve_gradient_layout(dtype, op, shape):
     og = onion.autograd.grad(oout, o, [onion.ones_like(r) for r in oout])[0]
     assert tuple(og.stride()) == tuple(tg.stride())
     check_same(lambda: og, lambda: tg)
+
+
+@pytest.mark.parametrize("shape,fmt", [((2, 3), None), ((2, 3, 2, 3), "channels_last"), ((4,), None), ((), None)])
+@pytest.mark.parametrize("cast", ["cdouble", "to_complex128", "to_float32"])
+def test_cast_gradient_is_the_real_part_view(shape, fmt, cast):
+    # a real -> complex cast's gradient is real(grad), which PyTorch leaves as the view (strides twice the complex
+    # gradient's) instead of copying it (slow sweep: cdouble-float64, grad, samples 2-4)
+    if fmt and len(shape) != 4:
+        pytest.skip("channels_last needs 4 dims")
+    casts = {"cdouble": lambda m, x, f: x.cdouble(**f), "to_complex128": lambda m, x, f: x.to(m.complex128, **f),
+             "to_float32": lambda m, x, f: x.to(m.float32, **f)}
+    g = torch.Generator().manual_seed(0)
+    a = torch.randn(shape, dtype=torch.float64, generator=g)
+    t = a.clone().requires_grad_()
+    tr = casts[cast](torch, t, {"memory_format": getattr(torch, fmt)} if fmt else {})
+    gout = torch.randn(tr.shape, dtype=tr.dtype, generator=g)
+    tg = torch.autograd.grad(tr, t, gout)[0]
+    o = onion.tensor(a.numpy()).requires_grad_()
+    orr = casts[cast](onion, o, {"memory_format": getattr(onion, fmt)} if fmt else {})
+    og = onion.autograd.grad(orr, o, onion.tensor(gout.numpy()))[0]
+    assert tuple(og.stride()) == tuple(tg.stride())
+    check_same(lambda: og, lambda: tg)
