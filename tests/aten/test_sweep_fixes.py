@@ -188,3 +188,21 @@ def test_cast_gradient_is_the_real_part_view(shape, fmt, cast):
     og = onion.autograd.grad(orr, o, onion.tensor(gout.numpy()))[0]
     assert tuple(og.stride()) == tuple(tg.stride())
     check_same(lambda: og, lambda: tg)
+
+
+@pytest.mark.parametrize("op", ["mul", "add", "sub", "div", "rmul"])
+def test_real_input_gradient_from_a_complex_result_is_the_real_part_view(op):
+    # a real operand of a complex result gets real(grad) (PyTorch's handle_r_to_c is at::real: a view whose
+    # strides are twice the complex gradient's), not a copy
+    ops = {"mul": lambda a, b: a * b, "add": lambda a, b: a + b, "sub": lambda a, b: a - b,
+           "div": lambda a, b: a / b, "rmul": lambda a, b: b * a}
+    g = torch.Generator().manual_seed(1)
+    x = torch.randn(2, 3, dtype=torch.float64, generator=g)
+    z = torch.randn(2, 3, dtype=torch.complex128, generator=g)
+    gout = torch.randn(2, 3, dtype=torch.complex128, generator=g)
+    t = x.clone().requires_grad_()
+    tg = torch.autograd.grad(ops[op](t, z), t, gout)[0]
+    o = onion.tensor(x.numpy()).requires_grad_()
+    og = onion.autograd.grad(ops[op](o, onion.tensor(z.numpy())), o, onion.tensor(gout.numpy()))[0]
+    assert tuple(og.stride()) == tuple(tg.stride())
+    check_same(lambda: og, lambda: tg)
