@@ -675,11 +675,16 @@ def _ready_front(uf: Ufunc, general, opname: str = ""):
                             r = fn(a, b)
                         except ValueError:
                             pass
-                elif a.shape == b.shape:
-                    if a.flags.c_contiguous and b.flags.c_contiguous:
+                elif a.shape == b.shape and a.flags.c_contiguous and b.flags.c_contiguous:
+                    r = fn(a, b)
+                else:
+                    # broadcast or non-contiguous operands: NumPy's result where PyTorch's is row-major too
+                    # (shapes that do not broadcast make NumPy raise, and the general path raises PyTorch's error)
+                    try:
                         r = fn(a, b)
+                    except ValueError:
+                        pass
                     else:
-                        r = fn(a, b)
                         if not _row_major_result(r, ai, bi):
                             r = None
             elif bi.is_wrapped_number and not ai.is_wrapped_number:
@@ -800,21 +805,18 @@ def _binary_fast(uf: Ufunc, opname: str, wrap_other: bool):
 def _row_major_result(r, *impls) -> bool:
     """Whether NumPy's result ``r`` already has PyTorch's layout for these operands although some is not
     contiguous (an expanded gradient, a sliced tensor): TensorIterator keeps the dims in order, and so makes
-    a row-major output, when every operand of the output's shape has nonzero strides that strictly decrease
-    from the outer dim in (a stride-0 dim takes no part in its ordering), and the others are 0-d; NumPy's
-    row-major ``r`` is that layout when no dim has size 0 or 1 (whose strides TensorIterator also orders)."""
+    a row-major output, when every operand's nonzero strides strictly decrease from the outer dim in (a
+    broadcast dim, of size 1 or missing, has stride 0 there and takes no part in the ordering); NumPy's
+    row-major ``r`` is that layout when no dim of the result has size 0 or 1 (whose strides TensorIterator
+    also orders)."""
     shape = r.shape
     if 1 in shape or 0 in shape or not r.flags.c_contiguous:
         return False
     for impl in impls:
         a = impl._array
-        if a.shape != shape:
-            if a.ndim:
-                return False
-            continue
         last = None
-        for st in a.strides:
-            if st:
+        for n, st in zip(a.shape, a.strides):
+            if st and n != 1:
                 if last is not None and st >= last:
                     return False
                 last = st

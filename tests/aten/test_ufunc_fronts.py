@@ -34,7 +34,15 @@ _LAYOUT_OPS = {
     "mul same layout": lambda L, x: x * x,
     "add 0-d": lambda L, x: x + L.tensor(1.0, dtype=x.dtype),
     "div_Scalar op": lambda L, x: L.ops.aten.div.Scalar(x, 4),
+    "mul row vector": lambda L, x: x * _v(L, x.shape[-1], _dtname(x)),
+    "add column": lambda L, x: x + _v(L, x.shape[-2], _dtname(x)).view(-1, 1) if x.dim() > 1 else x,
+    "sub 0-d tensor": lambda L, x: x - L.tensor(0.5, dtype=x.dtype),
+    "mul by expanded row": lambda L, x: x * _v(L, x.shape[-1], _dtname(x)).expand(tuple(x.shape)),
 }
+
+
+def _dtname(x):
+    return str(x.dtype).split(".")[-1]
 
 CASES = {
     # functional, at most 1-D
@@ -86,6 +94,9 @@ CASES = {
            "size-1 dim sliced": lambda L: _v(L, 8).view(2, 4)[:1, ::2],
            "float64 gaps": lambda L: _v(L, 24, "float64").view(3, 8)[:, 1::2],
        }.items()},
+    "mul [3,4] * [5] error": lambda L: _v(L, 12).view(3, 4)[:, ::1].t() * _v(L, 5),
+    "add broadcast both": lambda L: _v(L, 3).view(3, 1) + _v(L, 4),
+    "mul [2,3,4] gaps * [4]": lambda L: _v(L, 48).view(2, 3, 8)[:, :, ::2] * _v(L, 4),
     # where's short road (a bool mask and values of one shape, all contiguous; the other value that or 0-d)
     "where mask grad 0-d": lambda L: L.where(_v(L, 12).view(3, 4) > 3, _v(L, 12).view(3, 4), L.scalar_tensor(0.0)),
     "where size-1 dims": lambda L: L.where(_v(L, 4).view(4, 1) > 1, _v(L, 4).view(4, 1), _v(L, 4).view(4, 1) * 2),
