@@ -629,23 +629,27 @@ def _ready_front(uf: Ufunc, general, opname: str = ""):
                 a = ai._array
                 if a.ndim < 2 or a.flags.c_contiguous:
                     r = fn(a)
-                    if type(r) is not _ndarray:
-                        r = _np.asarray(r)
-                    impl = _new(_TensorImpl)       # wrap_cpu's stores
-                    impl._array = r
-                    impl.dtype = to_bool or dt
-                    impl.device = _CPU
-                    impl.requires_grad = False
-                    impl._base = None
-                    if _tls_state().inference_mode:
-                        impl.keyset = _CPU_INFERENCE_KS
-                        impl._inference = True
-                    else:
-                        impl.keyset = _CPU_KS
-                        impl._inference = False
-                    t = _new(_Tensor)
-                    t._impl = impl
-                    return t
+                else:
+                    r = fn(a)           # (an expanded gradient): kept where PyTorch's layout is row-major too
+                    if not _row_major_result(r, ai):
+                        return general(ks, self)
+                if type(r) is not _ndarray:
+                    r = _np.asarray(r)
+                impl = _new(_TensorImpl)       # wrap_cpu's stores
+                impl._array = r
+                impl.dtype = to_bool or dt
+                impl.device = _CPU
+                impl.requires_grad = False
+                impl._base = None
+                if _tls_state().inference_mode:
+                    impl.keyset = _CPU_INFERENCE_KS
+                    impl._inference = True
+                else:
+                    impl.keyset = _CPU_KS
+                    impl._inference = False
+                t = _new(_Tensor)
+                t._impl = impl
+                return t
             return general(ks, self)
         return unary if not uf.formula.plain_scalars else general
 
@@ -858,7 +862,7 @@ def _unary_fast(uf: Ufunc, opname: str):
                 raise_value_error(opname, (ai,), exc)
         if type(r) is not _ndarray:
             return _wrap_cpu(r, bool_ if to_bool else dt)
-        if r.ndim > 1 and not a.flags.c_contiguous:
+        if r.ndim > 1 and not a.flags.c_contiguous and not _row_major_result(r, ai):
             return functional(opname, formula, (self,), scalars)
         return _wrap_cpu(r, bool_ if to_bool else dt)
     return kernel

@@ -37,6 +37,10 @@ _LAYOUT_OPS = {
     "mul row vector": lambda L, x: x * _v(L, x.shape[-1], _dtname(x)),
     "add column": lambda L, x: x + _v(L, x.shape[-2], _dtname(x)).view(-1, 1) if x.dim() > 1 else x,
     "sub 0-d tensor": lambda L, x: x - L.tensor(0.5, dtype=x.dtype),
+    "neg": lambda L, x: -x,
+    "exp": lambda L, x: x.exp(),
+    "abs": lambda L, x: x.abs(),
+    "sqrt": lambda L, x: x.sqrt(),
     "mul by expanded row": lambda L, x: x * _v(L, x.shape[-1], _dtname(x)).expand(tuple(x.shape)),
 }
 
