@@ -300,8 +300,7 @@ def diagonal_backward(grad, sizes, offset, dim1, dim2):
 
 
 def to_copy_backward(grad, dtype, device):
-    if grad._impl.dtype.is_complex and not dtype.is_complex:
-        grad = at.real(grad)                # a real -> complex cast: the real part flows back, as a view
+    grad = handle_r_to_c(dtype, grad)       # a real -> complex cast: the real part flows back, as a view
     if grad._impl.dtype == dtype and grad._impl.device == device:
         # already self's type, left as Tensor.to(copy=False) leaves it: the real part keeps the view's strides
         # (twice the complex gradient's), as PyTorch's gradient does

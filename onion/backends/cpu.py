@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..core.device import CPU
+from ..core.device import CPU, device as _device
 from ..core.dispatch_key import K
 from ..core.storage import Storage
 from .base import Backend, register_backend
@@ -11,33 +11,6 @@ from .base import Backend, register_backend
 _uint8 = np.uint8
 _itemsize: dict = {}       # NumPy dtype -> itemsize, filled below for onion's dtypes
 _ndarray = np.ndarray
-
-
-class CPUBackend(Backend):
-    device_type = "cpu"
-    key = K.CPU
-    xp = np
-
-    def empty(self, shape, np_dtype, device=CPU):
-        return np.empty(shape, np_dtype)
-
-    def empty_strided(self, shape, strides, np_dtype, device=CPU):
-        return strided_empty(np, shape, strides, np_dtype)
-
-    def view(self, storage, shape, strides, offset, np_dtype):
-        item = _itemsize.get(np_dtype) or np.dtype(np_dtype).itemsize
-        if len(strides) == 1:
-            return _ndarray(shape, np_dtype, storage.data, offset * item, (strides[0] * item,))
-        return _ndarray(shape, np_dtype, storage.data, offset * item, tuple(s * item for s in strides))
-
-    def storage_of(self, array, device):
-        return storage_of_dense(array, CPU, np)
-
-    def to_numpy(self, array):
-        return array
-
-    def from_numpy(self, array, device=CPU):
-        return np.asarray(array)
 
 
 class HostArrayBackend(Backend):
@@ -54,11 +27,12 @@ class HostArrayBackend(Backend):
         return strided_empty(np, shape, strides, np_dtype)
 
     def view(self, storage, shape, strides, offset, np_dtype):
-        item = np.dtype(np_dtype).itemsize
+        item = _itemsize.get(np_dtype) or np.dtype(np_dtype).itemsize
+        if len(strides) == 1:
+            return _ndarray(shape, np_dtype, storage.data, offset * item, (strides[0] * item,))
         return _ndarray(shape, np_dtype, storage.data, offset * item, tuple(s * item for s in strides))
 
     def storage_of(self, array, device):
-        from ..core.device import device as _device
         return storage_of_dense(array, _device(self.device_type), np)
 
     def to_numpy(self, array):
@@ -66,6 +40,22 @@ class HostArrayBackend(Backend):
 
     def from_numpy(self, array, device=None):
         return np.array(array)
+
+
+class CPUBackend(HostArrayBackend):
+    """The CPU itself: its arrays are the host's, so crossing to NumPy neither copies nor moves."""
+
+    device_type = "cpu"
+    key = K.CPU
+
+    def storage_of(self, array, device):
+        return storage_of_dense(array, CPU, np)
+
+    def to_numpy(self, array):
+        return array
+
+    def from_numpy(self, array, device=CPU):
+        return np.asarray(array)
 
 
 def strided_empty(xp, shape, strides, np_dtype):

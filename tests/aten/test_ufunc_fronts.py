@@ -35,7 +35,7 @@ _LAYOUT_OPS = {
     "add 0-d": lambda L, x: x + L.tensor(1.0, dtype=x.dtype),
     "div_Scalar op": lambda L, x: L.ops.aten.div.Scalar(x, 4),
     "mul row vector": lambda L, x: x * _v(L, x.shape[-1], _dtname(x)),
-    "add column": lambda L, x: x + _v(L, x.shape[-2], _dtname(x)).view(-1, 1) if x.dim() > 1 else x,
+    "add column": lambda L, x: x + _v(L, x.shape[-2], _dtname(x)).view(-1, 1),
     "sub 0-d tensor": lambda L, x: x - L.tensor(0.5, dtype=x.dtype),
     "neg": lambda L, x: -x,
     "exp": lambda L, x: x.exp(),
