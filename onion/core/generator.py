@@ -197,6 +197,19 @@ class Generator:
             self._low = RandomState(bg).randint
         return self._low(0, 1 << bits, size=n, dtype=np.uint32)
 
+    def normal_uniform_halves(self, halves, two_pi: float) -> None:
+        """The next ``16 m`` draws as normal_fill's float32 uniforms, each block of 16 split into halves,
+        into ``halves`` ((2, m, 8) float32): ``1 - u`` of the first eight, ``two_pi * u`` of the last eight
+        (u: the low 24 bits times 2^-24).  The compiled loop
+        (``loops``) runs the engine on a copy of its key, which then goes back."""
+        from . import loops
+        self._fresh_next = _N
+        bg = self._engine()
+        st = bg.state["state"]
+        key = st["key"]         # a copy of the engine's key: the loop advances it
+        pos = loops.mt19937_uniform_halves(key, int(st["pos"]), halves, two_pi)
+        bg.state = {"bit_generator": "MT19937", "state": {"key": key, "pos": pos}}
+
     def random64(self, n: int) -> np.ndarray:
         """``n`` 64-bit draws: each two 32-bit draws, the first the high half, as random64() and NumPy's
         full-range uint64 integers both join them."""

@@ -93,3 +93,11 @@ def test_import_onion_does_not_import_ml_dtypes():
     r = subprocess.run([sys.executable, "-c", "import sys, onion; assert 'ml_dtypes' not in sys.modules"],
                        check=False, capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
+
+
+def test_import_onion_does_not_import_numba():
+    """numba (the compiled loops of onion.core.loops) loads on the first kernel that runs one, never on
+    import: it would double a cold ``import onion``."""
+    r = subprocess.run([sys.executable, "-c", "import sys, onion; onion.add(onion.ones(3), 1).sum(); "
+                        "assert 'numba' not in sys.modules"], check=False, capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr

@@ -10,13 +10,13 @@ import numpy as _np
 
 from ...backends import backend_for
 from ...core import dtype as _dt
+from ...core import loops
 from ..at import at
 from ..iterator import resize_out, write_out
 from ..structured import Plan
 from ..tensor_new import empty_tensor, wrap
 from ..view_geometry import wrap_dim
 from .reductions import _cast
-from .workspace import scratch
 
 _int64 = _dt.int64
 _SCAN_ACC = {_dt.float32: _np.float64, _dt.float16: _np.float32, _dt.bfloat16: _np.float32,
@@ -87,10 +87,12 @@ def _scan(xp, plan, self, dtype, scan):
     axis = plan.extra
     if axis is None:
         return a.astype(plan.dtype.np, copy=True)
-    if scan is _np.cumsum and a.dtype == _np.float32 and plan.dtype is _dt.float32 and a.size >= _EXACT_MIN:
-        r = _exact_float32_cumsum(a, axis)
-        if r is not None:
-            return r
+    if (scan is _np.cumsum and axis == a.ndim - 1 and a.dtype.type in _LOOP_SCANS and xp is _np
+            and type(a) is _np.ndarray and a.size >= _LOOP_MIN and loops.available()):
+        # along the contiguous axis NumPy's accumulate adds one element at a time through its generic loop
+        # (about 3x ATen's time); the compiled loop adds in the same order, in the same dtypes
+        n = a.shape[-1]
+        return loops.scan_add_rows(a.reshape(-1, n), _LOOP_SCANS[a.dtype.type]).reshape(a.shape)
     with _np.errstate(over="ignore", invalid="ignore"):
         r = scan(a, axis=axis, dtype=_scan_acc(plan.dtype))
     if scan is _np.cumsum and r.dtype.kind in "fc":
@@ -98,213 +100,8 @@ def _scan(xp, plan, self, dtype, scan):
     return r
 
 
-_EXACT_MIN = 4096        # below this the float64 scan is as quick
-
-
-_BLOCK = 1 << 18         # a 1-D scan runs a block at a time: its int64 work array (2 MiB) stays in cache
-
-
-def _exact_float32_cumsum(a, axis):
-    """float32 cumsum as ATen computes it (a float64 running sum, each partial sum rounded to float32), by an
-    int64 scan where that is provably the same; None where it is not (NaN/inf, subnormals, a dynamic range
-    over 2^50, sums near int64's range).  Every value is an integer multiple of q, the ulp of the smallest
-    nonzero magnitude, so in units of q the values are integers and their int64 prefix sums P are exact.
-    While every P_i is exactly representable in float64, each float64 addition of the running sum is exact
-    too, so the running sum IS P_i * q, and the result is P_i * q rounded once to float32.  An int64 scan
-    runs at vector speed, where NumPy's float64 one is bound by the latency of each addition.  A 1-D scan
-    finds where ATen's float64 sum first rounds (``_first_rounding``) and carries that rounded sum on into
-    a fresh int64 scan; an n-D scan takes the int64 path only when every |P_i| < 2^53."""
-    hi = _largest_magnitude(a)               # |a| as a bit pattern: the largest, and whether any is NaN/inf
-    if hi >= 0x7F800000 or hi == 0:
-        return None
-    chunks = None
-    if a.ndim == 1:
-        chunks = _chunk_smallest(a)
-        lo = int(chunks.min())
-        if lo == 0:                          # a zero somewhere
-            lo = _smallest_magnitude(a)
-    else:
-        lo = _smallest_magnitude(a)
-    emin, emax = lo >> 23, hi >> 23          # biased exponents of the smallest nonzero and largest magnitude
-    if emin < 25 or emax - emin + 24 > 50:   # q below float32's normal range, or values >= 2^50 q
-        return None
-    q = 2.0 ** (emin - 150)
-    if a.ndim == 1:
-        return _exact_cumsum_1d(a, q, emin, chunks)
-    p = _units_of(a, q, scratch("cumsum.p", a.shape, _np.float64))
-    _np.cumsum(p, axis=axis, out=p)
-    if max(int(p.max()), -int(p.min())) >= _EXACT_P:
-        return None
-    out = p.astype(_np.float32)              # P rounded once, then scaled by a power of two (exact: q is normal)
-    out *= _np.float32(q)
-    return out
-
-
-_EXACT_P = 1 << 53
-
-
-def _largest_magnitude(a):
-    """The largest |a| (float32) as a bit pattern, from two reductions of its bits read as int32 (the largest
-    nonnegative) and as uint32 (the negative of largest magnitude), no temporary."""
-    sp, un = int(a.view(_np.int32).max()), int(a.view(_np.uint32).max())
-    return max(sp if sp >= 0 else 0, un & 0x7FFFFFFF if un >= 0x80000000 else 0)
-
-
-def _smallest_magnitude(a):
-    """The smallest nonzero |a| (float32, not all zero) as a bit pattern: the smallest nonnegative bits read as
-    uint32 and the smallest magnitude negative bits read as int32 (-0.0 is int32's minimum); with a zero
-    among them, |a|'s bits less one (a zero wraps to the top)."""
-    up, sn = int(a.view(_np.uint32).min()), int(a.view(_np.int32).min())
-    pos = up if up < 0x80000000 else 0x7FFFFFFF
-    neg = sn & 0x7FFFFFFF if sn < 0 else 0x7FFFFFFF
-    if pos and neg:
-        return min(pos, neg)
-    return int(_magnitude_bits(a).min()) + 1
-
-
-_CHUNK = 1 << 12
-
-
-def _chunk_smallest(a):
-    """For each run of ``_CHUNK`` elements of the 1-D float32 ``a`` (the last one shorter), the smallest
-    nonzero |a| as a bit pattern, or 0 where the run holds a zero: the same two reductions as
-    ``_smallest_magnitude``, a row at a time (as quick as over the whole)."""
-    n = a.size
-    k = n // _CHUNK
-    u, v = a.view(_np.uint32), a.view(_np.int32)
-    up = _np.empty(k + 1, _np.uint32)
-    sn = _np.empty(k + 1, _np.int32)
-    if k:
-        _np.minimum.reduce(u[:k * _CHUNK].reshape(k, _CHUNK), axis=1, out=up[:k])
-        _np.minimum.reduce(v[:k * _CHUNK].reshape(k, _CHUNK), axis=1, out=sn[:k])
-    if k * _CHUNK < n:
-        up[k], sn[k] = u[k * _CHUNK:].min(), v[k * _CHUNK:].min()
-    else:
-        up, sn = up[:k], sn[:k]
-    pos = _np.where(up < _np.uint32(0x80000000), up, _np.uint32(0x7FFFFFFF))
-    neg = _np.where(sn < 0, (sn & 0x7FFFFFFF).view(_np.uint32), _np.uint32(0x7FFFFFFF))
-    return _np.minimum(pos, neg)
-
-
-def _magnitude_bits(a):
-    """|a|'s bit patterns less one (uint32; a zero wraps to the top), in a work array."""
-    bits = _np.bitwise_and(a.view(_np.uint32), _np.uint32(0x7FFFFFFF), out=scratch("cumsum.bits", a.shape, _np.uint32))
-    bits -= _np.uint32(1)
-    return bits
-
-
-def _units_of(a, q, work):
-    """``a`` (float32, every value a multiple of q and below 2^50 q) as int64 multiples of q, in ``work``
-    (float64): v + 1.5 * 2^52 q is exact with ulp q, and within that binade the bit patterns differ by v / q."""
-    magic = 1.5 * 2.0 ** 52 * q
-    _np.copyto(work, a)
-    work += magic
-    p = work.view(_np.int64)
-    p -= _np.float64(magic).view(_np.int64)
-    return p
-
-
-def _exact_cumsum_1d(a, q, emin, chunks):
-    """The 1-D int64 scan, a block at a time (``emin``: the smallest nonzero magnitude's biased exponent; q its
-    ulp; ``chunks``: ``_chunk_smallest(a)``).  A block's results are P * q rounded once to float32;
-    while they stay below 2^53 q every P_i is exact in float64 (no test of the int64 sums is needed).  A
-    block that reaches 2^53 q is tested (``_first_rounding``); at the first sum that float64 rounds, the
-    rounded sum (ATen's running sum there) is carried into a fresh scan from the next element."""
-    n = a.size
-    out = _np.empty(n, _np.float32)
-    fq = _np.float32(q)
-    lim = _np.float32(float(_EXACT_P) * q)       # a power of two (inf if past float32: then so is any sum past it)
-    magic = 1.5 * 2.0 ** 52 * q
-    mb = _np.float64(magic).view(_np.int64)
-    work = scratch("cumsum.p", (min(n, _BLOCK),), _np.float64)
-    carry = 0
-    s = 0
-    restarts = 0
-    while s < n:
-        e = min(n, s + _BLOCK)
-        w = work[:e - s]
-        _np.copyto(w, a[s:e])                 # v + 1.5 * 2^52 q: exact with ulp q; its bits less mb are v / q
-        w += magic
-        p = w.view(_np.int64)
-        p -= mb
-        p[0] += carry                        # integers: adding the carry first changes nothing
-        _np.cumsum(p, out=p)
-        o = out[s:e]
-        _np.copyto(o, p, casting="unsafe")   # P rounded once, then scaled by a power of two (exact: q is normal)
-        o *= fq
-        hi, lo = o.max(), o.min()
-        if hi >= lim or lo <= -lim:
-            j = _first_rounding(p, o, max(float(hi), -float(lo)) / q, q, carry, a[s:e], emin,
-                                int(chunks[s // _CHUNK:(e - 1) // _CHUNK + 1].min()))
-            if j is None:
-                return None
-            if j < e - s:
-                # ATen's float64 sum rounds at s + j: carry on from that rounded sum
-                rounded = float(int(p[j]))
-                out[s + j] = _np.float32(rounded * q)
-                carry = int(rounded)
-                s += j + 1
-                restarts += 1
-                if restarts > _RESTARTS and s < n:      # many roundings: ATen's steps one by one from here
-                    tail = a[s:].astype(_np.float64)
-                    tail[0] += rounded * q
-                    _np.cumsum(tail, out=tail)
-                    out[s:] = tail
-                    return out
-                continue
-        carry = int(p[-1])
-        s = e
-    return out
-
-
-_RESTARTS = 16
-
-
-def _first_rounding(p, o, top_est, q, carry, a, emin, smallest):
-    """The first i where the exact prefix sum p[i] (int64, in units of q, the carry included) is not a float64,
-    len(p) if there is none, None where the sums get near int64's range (``o``: p * q rounded to float32,
-    ``top_est``: its largest magnitude over q, ``a`` the block's values, ``smallest``: a lower bound of their
-    smallest nonzero magnitude's bits).  With top the largest |p[i]| and m = 2^(bits of top - 53),
-    a value whose ulp is at least m q (biased exponent >= emin + log2 m) is a multiple of m; up to the first
-    finer value every p[i] is the carry plus multiples of m: with the carry a multiple of m all are float64s,
-    else (the carry an odd multiple of 2^t, t < log2 m) exactly those below 2^(53 + t) are.  From the first
-    finer value on, a float64 round trip tells."""
-    k = p.size
-    top_bits = 0
-    if top_est < 2.0 ** 60:                 # |p| from its float32 rounding, unless that straddles a power of two
-        lo_t, hi_t = int(top_est * (1 - 2.0 ** -23)), int(top_est * (1 + 2.0 ** -23)) + 1
-        if lo_t.bit_length() == hi_t.bit_length():
-            top_bits = hi_t.bit_length()
-    if not top_bits:
-        top = max(int(p.max()), -int(p.min()))
-        if top >= 1 << 61:                   # steps are < 2^50: below 2^61 throughout, no int64 wrap-around
-            return None
-        top_bits = top.bit_length()
-    if top_bits <= 53:
-        return k
-    sh = top_bits - 53
-    fine = (emin + sh) << 23                 # |a| bit patterns below this are finer than m q
-    i0 = k
-    if smallest < fine and _smallest_magnitude(a) < fine:
-        i0 = int(_np.argmax(_magnitude_bits(a) < _np.uint32(fine - 1)))
-    t = (carry & -carry).bit_length() - 1 if carry else sh
-    if t < sh and i0:
-        lim = _np.float32(2.0 ** (53 + t) * q)
-        if _np.isinf(lim):
-            i0 = 0
-        else:
-            head = o[:i0]
-            big = (head >= lim) | (head <= -lim)
-            if big.any():
-                return int(_np.argmax(big))
-    if i0 == k:
-        return k
-    v = int(p[i0])
-    if float(v) != v:                        # most often the finer value itself is where the sum rounds
-        return i0
-    rest = p[i0:]
-    bad = rest.astype(_np.float64).astype(_np.int64) != rest
-    return i0 + int(_np.argmax(bad)) if bad.any() else k
+_LOOP_SCANS = {_np.float32: _np.float64, _np.float64: _np.float64}     # input dtype -> accumulate dtype
+_LOOP_MIN = 256         # below this NumPy's call is as quick
 
 
 def cumsum_impl(xp, plan, self, dim, dtype=None):

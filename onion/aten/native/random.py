@@ -16,6 +16,7 @@ import numpy as np
 
 from ...core import dtype as _dt
 from ...core import geometry as geo
+from ...core import loops
 from ...core.device import canonical
 from ...core.generator import Generator, get_generator_or_default
 from .. import iterator as _it
@@ -458,12 +459,31 @@ def _box_muller_blocks_into(raw, dst, mean, std, masked=False):
     _regroup(u, dst)
 
 
+_LOOP_MIN = 1 << 14     # from here the compiled draws pay for reading and writing the engine's state
+
+
 def _normal_fill_float32(g, out, n, mean, std):
-    """normal_'s float32 kernel for 16 or more contiguous elements, into the flat output array ``out``."""
+    """normal_'s float32 kernel for 16 or more contiguous elements, into the flat output array ``out``:
+    n uniforms, Box-Muller over each whole block of 16, then the last 16 elements redone from 16 more."""
     whole = n - n % 16
-    raw = g.random_low(n, 24)              # the uniforms' 24 bits of every draw
-    if whole:
-        _box_muller_blocks_into(raw[:whole], out[:whole].reshape(-1, 2, 8), mean, std, True)
+    if whole >= _LOOP_MIN and loops.available():
+        # the compiled mt19937 makes the draws and their uniforms, already split into the two halves; the
+        # transcendental steps are NumPy's (vectorised); the products go straight into place
+        work = _scratch((3, whole // 16, 8), np.float32)
+        radius, theta, spare = work
+        g.normal_uniform_halves(work[:2], _TWO_PI)
+        np.log(radius, out=radius)
+        radius *= np.float32(-2.0)
+        np.sqrt(radius, out=radius)
+        np.cos(theta, out=spare)
+        np.sin(theta, out=theta)
+        loops.box_muller_store(radius, theta, spare, out[:whole].reshape(-1, 2, 8), std, mean)
+        if n % 16:
+            g.random_low(n % 16, 24)        # the uniforms past the last whole block, drawn and not used
+    else:
+        raw = g.random_low(n, 24)           # the uniforms' 24 bits of every draw
+        if whole:
+            _box_muller_blocks_into(raw[:whole], out[:whole].reshape(-1, 2, 8), mean, std, True)
     if n % 16:
         tail = np.empty((1, 2, 8), np.float32)
         _box_muller_blocks_into(g.random_low(16, 24), tail, mean, std, True)

@@ -13,6 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...core import dtype as _dt
+from ...core import loops
 from ...core.geometry import contiguous_strides, wrap_dim
 from ..at import at
 from ..structured import Plan
@@ -354,6 +355,10 @@ def gather_impl(xp, plan, self, dim, index, sparse_grad=False):
     d = plan.extra
     a = np.asarray(self._impl._array)
     nd = max(a.ndim, 1)
+    if a.ndim and a.dtype.itemsize in _UINT_OF_SIZE and _numel(ishape) >= _LOOP_MIN and loops.available():
+        r = _gather_loop(a, d, np.asarray(index._impl._array))
+        if r is not None:
+            return r
     idx = _index_array(index._impl, ishape if ishape else (1,))
     a1 = a.reshape(1) if a.ndim == 0 else a
     # flat takes from a row-major copy, a block of positions at a time (much faster than take_along_axis's
@@ -365,6 +370,23 @@ def gather_impl(xp, plan, self, dim, index, sparse_grad=False):
     for rows, origin, flat in _flat_chunks(a1.shape, d, idx):
         src[origin:].take(flat, out=r[rows].reshape(-1), mode="wrap")
     return r.reshape(ishape)
+
+
+_UINT_OF_SIZE = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
+_LOOP_MIN = 1024        # below this the flat take is as quick
+
+
+def _gather_loop(a, d, idx):
+    """gather through the compiled loop: input and index seen as (outer, dim, inner) (views where their
+    layout allows; the input cut to the index's extent on the other dims) and the items moved as unsigned
+    integers of their size.  None where an index is out of bounds: the flat road raises ATen's error."""
+    shape = idx.shape
+    outer, inner = _numel(shape[:d]), _numel(shape[d + 1:])
+    if a.shape[:d] != shape[:d] or a.shape[d + 1:] != shape[d + 1:]:
+        a = a[tuple(slice(0, n) if k != d else slice(None) for k, n in enumerate(shape))]
+    src = a.view(_UINT_OF_SIZE[a.dtype.itemsize]).reshape(outer, a.shape[d], inner)
+    r = loops.gather_rows(src, idx.reshape(outer, shape[d], inner))
+    return None if r is None else r.view(a.dtype).reshape(shape)
 
 
 # --------------------------------------------------------------------------
