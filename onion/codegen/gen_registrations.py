@@ -160,7 +160,16 @@ class RegistrationWriter:
             kf.imports.add("from onion.aten import structured as _st")
             meta_mod = kf.native(self.module_of(meta, target, "meta function"))
             fn = f"{f.ident}_{_suffix(key)}"
-            lines = [f"def {fn}(ks, {', '.join(names)}):", f"    plan = {meta_mod}.{meta}({', '.join(ins)})"]
+            lines = [f"def {fn}(ks, {', '.join(names)}):"]
+            fast = f"fast_{target.func.name}"
+            if kind == "functional" and key is K.CPU and fast in self.kernel_index:
+                # the op's common case made straight from its inputs (a hand-written ``fast_<op>``; None when
+                # the call is not that case): the per-call plan and checks cost more than a small result
+                fast_mod = kf.native(self.module_of(fast, target, "fast path"))
+                lines += [f"    result = {fast_mod}.{fast}({', '.join(ins)})",
+                          "    if result is not None:",
+                          "        return result"]
+            lines.append(f"    plan = {meta_mod}.{meta}({', '.join(ins)})")
             if key is K.Meta:
                 lines.append({"functional": "    return _st.meta_functional(plan)",
                               "out": f"    return _st.meta_out({f.func.name!r}, plan, {out_args[0] if out_args else ''})",

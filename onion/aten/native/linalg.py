@@ -15,8 +15,10 @@ import math
 from numpy import ndarray as _ndarray
 
 from ...core import dtype as _dt
+from ...core.device import CPU as _CPU
 from ...core.promotion import DIMENSIONED, WRAPPED, can_cast, promote_pair, scalar_dtype
 from ..structured import Plan
+from ..tensor_new import wrap_cpu
 from ..view_geometry import broadcast_pair_for_op, expand as _expand_geometry, legacy_type_str, reshape_is_view
 from ..at import at
 from ..iterator import check_devices, check_out_device, device_mismatch, resize_out
@@ -114,6 +116,24 @@ def meta_mm(self, mat2):
     if dt is _dt.bool and sa[1] != 0 and sa[0] != 0 and sb[1] != 0:
         raise _bool_not_implemented("addmm_impl_cpu_")
     return Plan((sa[0], sb[1]), dt, dev)
+
+
+def fast_mm(self, mat2):
+    """mm's common case without a plan: two CPU matrices of one dtype, float32 or float64, each row- or
+    column-major, no dim of size 0 or 1.  That is mm_impl's first road (one BLAS call through ``dot``),
+    whose fresh row-major result ``functional`` keeps as it is; None for every other call."""
+    a = self._impl
+    b = mat2._impl
+    dt = a.dtype
+    if (dt is _float32 or dt is _float64) and b.dtype is dt and a.device is _CPU and b.device is _CPU:
+        x = a._array
+        y = b._array
+        if type(x) is _ndarray and type(y) is _ndarray and x.ndim == 2 and y.ndim == 2:
+            rows, k = x.shape
+            k2, cols = y.shape
+            if k == k2 and rows > 1 and k > 1 and cols > 1 and x.flags.forc and y.flags.forc:
+                return wrap_cpu(x.dot(y), dt)
+    return None
 
 
 def mm_impl(xp, plan, self, mat2):
