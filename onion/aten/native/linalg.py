@@ -28,6 +28,7 @@ from .. import iterator as _it
 _LOW = (_dt.float16, _dt.bfloat16)
 _float32 = _dt.float32
 _float64 = _dt.float64
+_f32_np = _float32.np
 
 # c10::checked_convert: the C++ type names and the limits of each op-math type
 _CONVERT_NAME = {
@@ -119,20 +120,24 @@ def meta_mm(self, mat2):
 
 
 def fast_mm(self, mat2):
-    """mm's common case without a plan: two CPU matrices of one dtype, float32 or float64, each row- or
-    column-major, no dim of size 0 or 1.  That is mm_impl's first road (one BLAS call through ``dot``),
-    whose fresh row-major result ``functional`` keeps as it is; None for every other call."""
+    """mm's common case without a plan: two CPU matrices of one floating dtype (not complex), each row- or
+    column-major, no dim of size 0 or 1.  Those are mm_impl's first two roads (one BLAS call through
+    ``dot``; bfloat16/float16 accumulated in float32 and rounded once), whose fresh row-major result
+    ``functional`` keeps as it is; None for every other call."""
     a = self._impl
     b = mat2._impl
     dt = a.dtype
-    if (dt is _float32 or dt is _float64) and b.dtype is dt and a.device is _CPU and b.device is _CPU:
+    if b.dtype is dt and a.device is _CPU and b.device is _CPU and (
+            dt is _float32 or dt is _float64 or dt is _dt.bfloat16 or dt is _dt.float16):
         x = a._array
         y = b._array
-        if type(x) is _ndarray and type(y) is _ndarray and x.ndim == 2 and y.ndim == 2:
-            rows, k = x.shape
-            k2, cols = y.shape
-            if k == k2 and rows > 1 and k > 1 and cols > 1 and x.flags.forc and y.flags.forc:
-                return wrap_cpu(x.dot(y), dt)
+        sx = x.shape
+        sy = y.shape
+        if (len(sx) == 2 and len(sy) == 2 and sx[1] == sy[0] and sx[0] > 1 and sx[1] > 1 and sy[1] > 1
+                and type(x) is _ndarray and type(y) is _ndarray and x.flags.forc and y.flags.forc):
+            if dt.itemsize == 2:
+                return wrap_cpu(x.astype(_f32_np).dot(y.astype(_f32_np)).astype(dt.np), dt)
+            return wrap_cpu(x.dot(y), dt)
     return None
 
 
