@@ -31,6 +31,17 @@ def _check_size(size):
     return tuple(int(s) for s in size)
 
 
+def _cpu_array(make, size, dt):
+    """``make(size, dt.np)`` (np.empty or np.zeros) with PyTorch's size checks and errors.  zeros and ones try
+    ``make`` on the sizes as given first (the binding passes a tuple of ints): NumPy refuses every size
+    these checks refuse, so they need only run once it has, to raise PyTorch's error instead of NumPy's."""
+    size = _check_size(size)
+    try:
+        return make(size, dt.np)
+    except (ValueError, MemoryError) as e:
+        raise allocation_error(size, dt.itemsize, e) from None
+
+
 def empty_memory_format(size, dtype=None, layout=None, device=None, pin_memory=None, memory_format=None):
     size = _check_size(size)
     strides = None
@@ -110,24 +121,26 @@ def _fill(t, value):
 
 def zeros(size, dtype=None, layout=None, device=None, pin_memory=None):
     if device is None or device is _CPU:
-        dt = dtype or _dt.get_default_dtype()
-        size = _check_size(size)
+        dt = dtype or _dt._default_dtype        # what get_default_dtype() returns, without the call
         try:
             a = np.zeros(size, dt.np)
-        except (ValueError, MemoryError) as e:
-            raise allocation_error(size, dt.itemsize, e) from None
+        except Exception:       # (the error is raised outside the handler, so it does not chain NumPy's)
+            a = None
+        if a is None:
+            a = _cpu_array(np.zeros, size, dt)
         return wrap_cpu(a, dt)
     return _fill(empty_memory_format(size, dtype, layout, device), 0)
 
 
 def ones(size, dtype=None, layout=None, device=None, pin_memory=None):
     if device is _CPU or device is None:        # the binding passes the default device
-        dt = dtype or _dt.get_default_dtype()
-        size = _check_size(size)
+        dt = dtype or _dt._default_dtype        # what get_default_dtype() returns, without the call
         try:
             a = np.empty(size, dt.np)
-        except (ValueError, MemoryError) as e:
-            raise allocation_error(size, dt.itemsize, e) from None
+        except Exception:       # (the error is raised outside the handler, so it does not chain NumPy's)
+            a = None
+        if a is None:
+            a = _cpu_array(np.empty, size, dt)
         a.fill(1)       # one in every dtype; cheaper than np.ones
         return wrap_cpu(a, dt)
     return _fill(empty_memory_format(size, dtype, layout, device), 1)

@@ -206,14 +206,31 @@ def sum(self, dtype=None):  # noqa: A001 - the operator's name
     second dispatch and plan cost more than the sum."""
     impl = self._impl
     if dtype is None and impl.device is _CPU:
-        dt = impl.dtype
-        out = _int64 if dt.category < 2 else dt
-        acc = _acc_np(out)
+        out, acc, out_np, most = _SUM_TYPES.get(impl.dtype) or _sum_types(impl.dtype)
         a = impl._array
-        if (acc is not _f32_np and acc is not _c64_np) or a.size <= 512:
-            r = _np_add_reduce(a, None, acc)
-            return _wrap_cpu(r if acc is out.np else r.astype(out.np), out)
+        if a.size <= most:
+            if acc is out_np:   # NumPy adds into the 0-d array the tensor holds: no scalar made and converted
+                return _wrap_cpu(_np_add_reduce(a, None, acc, _np_empty((), acc)), out)
+            # float16/bfloat16: a float32 scalar, which np.array rounds once into the 0-d result (cheaper
+            # than astype)
+            return _wrap_cpu(_np_array(_np_add_reduce(a, None, acc), out_np), out)
     return at.sum_dim_IntList(self, None, False, dtype)
+
+
+# input dtype -> (result dtype, the NumPy dtype it adds in, the result's NumPy dtype, the most elements sum()
+# adds itself: float32/complex64 sums longer than that need _float_sum), filled on each dtype's first sum: one
+# lookup instead of _acc_np's tests
+_SUM_TYPES: dict = {}
+_np_array = _np.array
+_np_empty = _np.empty
+
+
+def _sum_types(dt):
+    out = _int64 if dt.category < 2 else dt
+    acc = _acc_np(out)
+    most = 512 if acc is _f32_np or acc is _c64_np else 1 << 63
+    t = _SUM_TYPES[dt] = (out, acc, out.np, most)
+    return t
 
 
 # --------------------------------------------------------------------------
