@@ -119,6 +119,10 @@ def meta_mm(self, mat2):
     return Plan((sa[0], sb[1]), dt, dev)
 
 
+# dtype -> whether mm accumulates it in float32 and rounds once (mm_impl's second road); the dtypes fast_mm takes
+_MM_FAST = {_float32: False, _float64: False, _dt.bfloat16: True, _dt.float16: True}
+
+
 def fast_mm(self, mat2):
     """mm's common case without a plan: two CPU matrices of one floating dtype (not complex), each row- or
     column-major, no dim of size 0 or 1.  Those are mm_impl's first two roads (one BLAS call through
@@ -127,18 +131,22 @@ def fast_mm(self, mat2):
     a = self._impl
     b = mat2._impl
     dt = a.dtype
-    if b.dtype is dt and a.device is _CPU and b.device is _CPU and (
-            dt is _float32 or dt is _float64 or dt is _dt.bfloat16 or dt is _dt.float16):
-        x = a._array
-        y = b._array
-        sx = x.shape
-        sy = y.shape
-        if (len(sx) == 2 and len(sy) == 2 and sx[1] == sy[0] and sx[0] > 1 and sx[1] > 1 and sy[1] > 1
-                and type(x) is _ndarray and type(y) is _ndarray and x.flags.forc and y.flags.forc):
-            if dt.itemsize == 2:
-                return wrap_cpu(x.astype(_f32_np).dot(y.astype(_f32_np)).astype(dt.np), dt)
-            return wrap_cpu(x.dot(y), dt)
-    return None
+    half = _MM_FAST.get(dt)
+    if half is None or b.dtype is not dt or a.device is not _CPU or b.device is not _CPU:
+        return None
+    x = a._array
+    y = b._array
+    try:
+        rows, k = x.shape
+        k2, cols = y.shape
+    except ValueError:      # not two matrices: meta_mm's errors
+        return None
+    if (k != k2 or rows < 2 or k < 2 or cols < 2 or not (x.flags.forc and y.flags.forc)
+            or type(x) is not _ndarray or type(y) is not _ndarray):
+        return None
+    if half:
+        return wrap_cpu(x.astype(_f32_np).dot(y.astype(_f32_np)).astype(dt.np), dt)
+    return wrap_cpu(x.dot(y), dt)
 
 
 def mm_impl(xp, plan, self, mat2):
