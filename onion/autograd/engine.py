@@ -7,6 +7,7 @@ is retained; grad mode during backward is ``create_graph``.
 from __future__ import annotations
 
 import heapq
+import itertools
 
 from ..core.tensor import Tensor
 from ..core.tls import tls, state as _tls_state
@@ -46,6 +47,10 @@ def _size(t) -> str:
     return "torch.Size([" + ", ".join(str(s) for s in t._impl._array.shape) + "])"
 
 
+_COUNT = range(1 << 62)          # each edge's position, zipped in (cheaper than counting in the loop)
+_NO_META = itertools.repeat(None)    # a node without input metadata: nothing to check on any edge
+
+
 def _run_graph(roots, grads, retain_graph: bool, decide=None) -> None:
     """Count dependencies, then run ready nodes in decreasing sequence order, summing the
     gradients for each input of a node before it runs.
@@ -58,13 +63,13 @@ def _run_graph(roots, grads, retain_graph: bool, decide=None) -> None:
     # every node is walked once, also one that is the root of several outputs (qr's Q and R) or a root
     # reached again from another root (svd's S and V = Vh.mH), so each edge is counted once
     stack = list({id(n): n for n, _ in roots}.values())
-    walked = {id(n) for n in stack}
+    walked = set(stack)             # (nodes hash by identity)
     while stack:
         for nxt, _ in stack.pop().next_functions:
             if nxt is not None:
                 deps[nxt] = deps.get(nxt, 0) + 1
-                if id(nxt) not in walked:
-                    walked.add(id(nxt))
+                if nxt not in walked:
+                    walked.add(nxt)
                     stack.append(nxt)
     buffers = {}
     for (node, nr), g in zip(roots, grads):
@@ -101,26 +106,25 @@ def _run_graph(roots, grads, retain_graph: bool, decide=None) -> None:
                         node.release_variables()
             else:
                 outs = (None,) * len(nf)
-        in_meta = node._in_meta
-        k = 0
-        for (nxt, nr), g in zip(nf, outs):
+        in_meta = node._in_meta or _NO_META
+        for k, (nxt, nr), g, m in zip(_COUNT, nf, outs, in_meta):
             if nxt is not None:
                 if g is not None:
-                    if in_meta is not None:
-                        m = in_meta[k]
-                        if m is not None and (g._impl.dtype is not m[1] or g._impl._array.shape != m[0]):
-                            g = _validate(g, m, node, k)
+                    if m is not None and (g._impl.dtype is not m[1] or g._impl._array.shape != m[0]):
+                        g = _validate(g, m, node, k)
                     b = buffers.get(nxt)
                     if b is None:
                         b = buffers[nxt] = [None] * nxt._num_outputs
-                    b[nr] = g if b[nr] is None else b[nr] + g
+                        b[nr] = g
+                    else:
+                        old = b[nr]
+                        b[nr] = g if old is None else old + g
                 left = deps[nxt] - 1
                 deps[nxt] = left
                 if left == 0:
                     push(ready, (-nxt._sequence_nr, counter, nxt))
                     counter += 1
-            k += 1
-        outs = g = b = None     # the gradients now live only in the buffers (AccumulateGrad counts holders)
+        outs = g = b = old = None   # the gradients now live only in the buffers (AccumulateGrad counts holders)
 
 
 def _needed_nodes(roots, capture) -> set:
