@@ -137,6 +137,16 @@ def test_call_path_reads_in_order():
     assert 'm.impl_kernel("add.Tensor", ufunc_add.functional(' in src["register_cpu.py"]
 
 
+def test_structured_kernel_reads_fast_path_meta_impl():
+    """A structured functional CPU kernel tries the op's hand-written ``fast_<op>`` first where the kernel
+    modules have one (mm), then meta and impl; an op without one (bmm) goes straight to its meta."""
+    cpu = _generated_sources()["register_cpu.py"]
+    assert ("def mm_cpu(ks, self, mat2):\n    result = _linalg.fast_mm(self, mat2)\n    if result is not None:\n"
+            "        return result\n    plan = _linalg.meta_mm(self, mat2)\n") in cpu
+    assert "def bmm_cpu(ks, self, mat2):\n    plan = _linalg.meta_bmm(self, mat2)\n" in cpu
+    assert "fast_mm" not in _generated_sources()["register_meta.py"]
+
+
 def test_hash_tracks_inputs():
     assert not is_stale()
     assert len(inputs_hash()) == 64
