@@ -143,3 +143,21 @@ def test_mt19937_draws_are_numpys_stream():
     np.testing.assert_array_equal(second, np.float32(2 * np.pi) * u[:, 8:])
     assert pos == bg.state["state"]["pos"]
     np.testing.assert_array_equal(key, bg.state["state"]["key"])
+
+
+@pytest.mark.parametrize("mean,std", [(0.0, 1.0), (2.0, 3.0)])
+def test_normal_compiled_and_numpy_roads_give_the_same_bits(monkeypatch, mean, std):
+    """The compiled draws and products round as NumPy's steps do (no fused multiply-add): same bits."""
+    if not loops.available():
+        pytest.skip("numba is not installed")
+
+    def run():
+        g = onion.Generator().manual_seed(5)
+        x = onion.empty(100_003).normal_(mean, std, generator=g).numpy().copy()
+        return x, onion.rand(4, generator=g).numpy()
+
+    (a, ra) = run()
+    monkeypatch.setattr(loops, "available", lambda: False)
+    (b, rb) = run()
+    np.testing.assert_array_equal(a.view(np.uint32), b.view(np.uint32))
+    np.testing.assert_array_equal(ra, rb)
