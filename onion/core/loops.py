@@ -6,7 +6,7 @@ them and its element-at-a-time road is 2-4x slower than ATen's C++ loop:
 - a scan along a contiguous axis (``cumsum``): NumPy's accumulate is one dependent addition after another
   through its generic loop, ~2 ns an element;
 - ``gather`` along a dim: NumPy needs flat positions built and bounds-checked first (three passes);
-- the mt19937 stream (``randn``, ``rand`` ...): NumPy's ``MT19937`` makes ~2.4 ns a draw.
+- the mt19937 stream behind float32 ``randn``/``normal_``: NumPy's ``MT19937`` makes ~2.4 ns a draw.
 
 numba compiles each loop on first use (cached on disk, so later processes load it); ``import onion``
 never imports numba.  The loops only move and add numbers in the order ATen does, so their results are
