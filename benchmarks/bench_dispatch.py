@@ -281,7 +281,11 @@ CASES = [
 # Timing
 
 def _per_call(fn, budget):
-    """Calls per timeit run so that one run takes about `budget` seconds (warms fn up too)."""
+    """Calls per timeit run so that one run takes about `budget` seconds.  A few calls run first: a first call
+    can cost a thousand later ones (torch, under a newly defined TorchDispatchMode class), and sizing the runs
+    from it timed a single call."""
+    for _ in range(3):
+        fn()
     n = 1
     while True:
         t = timeit.timeit(fn, number=n)
