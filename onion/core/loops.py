@@ -31,7 +31,7 @@ def _compiled():
     if _loops is None:
         try:
             import numba  # type: ignore[import-untyped]
-        except ImportError:     # pragma: no cover - a platform without numba wheels: the NumPy roads
+        except Exception:       # pragma: no cover - no numba wheel here, or one that fails to load: the NumPy roads
             _loops = False
         else:
             _loops = _build(numba)
