@@ -82,7 +82,12 @@ def _scalar_value(v, param):
 
 
 def _is_int(v) -> bool:
-    return (isinstance(v, numbers.Integral) and not isinstance(v, bool)) or \
+    tv = type(v)
+    if tv is int:               # the common case, before the ABC check (isinstance of numbers.Integral is slow)
+        return True
+    if tv is bool:
+        return False
+    return isinstance(v, numbers.Integral) or \
         (isinstance(v, Tensor) and v._impl.dtype.category == 1 and v._impl._array.ndim == 0)
 
 
@@ -125,6 +130,11 @@ def plain_numbers(args, kwargs, names, defaults, nullable):
 def _is_int_list(v) -> bool:
     """An int list as PyTorch's parser tells one: the first element an int, later ones may also be bools
     (``t.view(9, True)`` is taken, ``t.view(True, 9)`` is not)."""
+    for x in v:                 # plain ints (the common case): no generator, no ABC check
+        if type(x) is not int:
+            break
+    else:
+        return True
     return not v or (_is_int(v[0]) and all(_is_int(x) or isinstance(x, (bool, np.bool_)) for x in v[1:]))
 
 
@@ -175,6 +185,8 @@ class Param:
                 if _is_int(v):
                     return (_checked_int(v, self, 1),) * (t.list_size or 1)
                 if isinstance(v, (list, tuple)) and _is_int_list(v):
+                    if small_ints(v):       # plain ints within int64: nothing to convert
+                        return tuple(v)
                     return tuple(_checked_int(x, self, i + 1) for i, x in enumerate(v))
                 raise _NoMatch(self, v)
             if isinstance(v, (list, tuple)):
