@@ -286,6 +286,8 @@ class PySignature:
         self.extras = set(python_extras)
         if self.has_options:
             self.extras.add("requires_grad")
+        # every keyword this signature can bind: a call naming another is refused without trying
+        self.keywords = frozenset(self.by_name) | frozenset(self.extras) | ({"out"} if self.is_out else frozenset())
 
     def bind(self, args, kwargs, self_tensor=None):
         values = [REQUIRED] * self.n_schema
@@ -441,6 +443,8 @@ class PyFunction:
         for sig in self.signatures:
             if sig.is_out != (out is not None):
                 continue
+            if kwargs and not sig.keywords.issuperset(kwargs):
+                continue        # a keyword it has not: refused (the error below binds it to say why)
             try:
                 values, extra = sig.bind(args, kwargs or {}, self_tensor)
             except _NoMatch as e:
@@ -462,9 +466,27 @@ class PyFunction:
             result = _tf_dispatch(self, args, kwargs, self_tensor)
             if result is not _TF_PROCEED:
                 return result
+        if kwargs:      # signatures skipped for their keywords: bound now, for the same refusals as in order
+            refusals, bad = self._refusals(args, kwargs, self_tensor, out)
         if bad is not None:
             raise bad.exc_type(f"{self.name}(): {bad.text}") from None
         raise TypeError(self.error(args, kwargs, refusals))
+
+    def _refusals(self, args, kwargs, self_tensor, out):
+        """Why each signature refused the call (none bound it), trying every one in order."""
+        refusals = []
+        bad = None
+        for sig in self.signatures:
+            if sig.is_out != (out is not None):
+                continue
+            try:
+                sig.bind(args, kwargs, self_tensor)
+            except _NoMatch as e:
+                e.sig = sig
+                refusals.append(e)
+            except BadArgument as e:
+                bad = bad or e
+        return refusals, bad
 
     def error(self, args, kwargs, refusals=()) -> str:
         # as PyTorch: a name with one signature (out= variants merged) says which argument is wrong; the
