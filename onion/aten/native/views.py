@@ -328,10 +328,12 @@ def _unsafe_view(self, size):
 def reshape(self, shape):
     """CompositeImplicitAutograd: a view when the geometry allows, else a copy."""
     impl = self._impl
-    sizes = tuple(impl._array.shape)
-    shape = g.infer_size(tuple(shape), impl._array.size)
-    r = g.reshape_is_view(sizes, impl.strides, shape)
-    if r is not None:
+    arr = impl._array
+    shape = g.infer_size(tuple(shape), arr.size)
+    # a row-major tensor always reshapes as a view (compute_stride refuses only a dim that spans two
+    # contiguous runs); the stride computation is for the others
+    if (impl.device is _CPU and type(arr) is _ndarray and arr.flags.c_contiguous) or \
+            g.reshape_is_view(tuple(arr.shape), impl.strides, shape) is not None:
         return at.view(self, shape)
     return at._unsafe_view(at.clone(self, "contiguous_format"), shape)
 
