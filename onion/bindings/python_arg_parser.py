@@ -438,22 +438,16 @@ class PyFunction:
         out = kwargs.get("out", None) if kwargs else None
         if out is None and kwargs and "out" in kwargs:
             kwargs = {k: v for k, v in kwargs.items() if k != "out"}
-        refusals = []
-        bad = None
+        kw = kwargs or {}
         for sig in self.signatures:
             if sig.is_out != (out is not None):
                 continue
             if kwargs and not sig.keywords.issuperset(kwargs):
-                continue        # a keyword it has not: refused (the error below binds it to say why)
+                continue        # a keyword it has not: refused without binding (the error below says why)
             try:
-                values, extra = sig.bind(args, kwargs or {}, self_tensor)
-            except _NoMatch as e:
-                e.sig = sig
-                refusals.append(e)
-                continue
-            except BadArgument as e:
+                values, extra = sig.bind(args, kw, self_tensor)
+            except (_NoMatch, BadArgument):
                 # another overload may still bind (max(x, out=t) is max.unary_out, not max.dim_max's pair)
-                bad = bad or e
                 continue
             result = sig.handle.call(*values)
             if sig.wrap is not None:
@@ -466,14 +460,14 @@ class PyFunction:
             result = _tf_dispatch(self, args, kwargs, self_tensor)
             if result is not _TF_PROCEED:
                 return result
-        if kwargs:      # signatures skipped for their keywords: bound now, for the same refusals as in order
-            refusals, bad = self._refusals(args, kwargs, self_tensor, out)
+        refusals, bad = self._refusals(args, kw, self_tensor, out)
         if bad is not None:
             raise bad.exc_type(f"{self.name}(): {bad.text}") from None
         raise TypeError(self.error(args, kwargs, refusals))
 
     def _refusals(self, args, kwargs, self_tensor, out):
-        """Why each signature refused the call (none bound it), trying every one in order."""
+        """Why each signature refused the call, once none bound it: every one bound again in order, so the error
+        path alone pays for the refusals (and for the signatures skipped for their keywords)."""
         refusals = []
         bad = None
         for sig in self.signatures:

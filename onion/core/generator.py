@@ -15,6 +15,7 @@ import time
 
 import numpy as np
 
+from . import loops
 from .device import canonical
 
 DEFAULT_RNG_SEED = 67280421310721          # PyTorch's default_rng_seed_val
@@ -200,9 +201,8 @@ class Generator:
     def normal_uniform_halves(self, halves, two_pi: float) -> None:
         """The next ``16 m`` draws as normal_fill's float32 uniforms, each block of 16 split into halves,
         into ``halves`` ((2, m, 8) float32): ``1 - u`` of the first eight, ``two_pi * u`` of the last eight
-        (u: the low 24 bits times 2^-24).  The compiled loop
-        (``loops``) runs the engine on a copy of its key, which then goes back."""
-        from . import loops
+        (u: the low 24 bits times 2^-24).  The compiled loop (``loops``) runs the engine on a copy of its key,
+        which then goes back."""
         self._fresh_next = _N
         bg = self._engine()
         st = bg.state["state"]
