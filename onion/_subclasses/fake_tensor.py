@@ -31,7 +31,7 @@ from ..core.device import CPU, META, canonical
 from ..core.geometry import contiguous_strides
 from ..core.dispatch_key import K, bit, tensor_keyset
 from ..core.tensor import Tensor, make_tensor
-from ..core.tensor_impl import TensorImpl, ViewImpl
+from ..core.tensor_impl import TensorImpl, ViewImpl, make_impl
 from ..core.tls import ExcludeDispatchKeyGuard
 from ..dispatch.library import FAKE_IMPLS
 from ..modes.python_dispatch import TorchDispatchMode, _get_current_dispatch_mode
@@ -113,7 +113,7 @@ class FakeTensor(Tensor):
             raise AssertionError(f"elem.device.type must be 'meta', got {elem.device.type}")
         dev = canonical(device)
         src = elem._impl
-        impl = TensorImpl(src._array, src.dtype, dev, _fake_keyset(dev) | (src.keyset & _MATH_BITS))
+        impl = make_impl(src._array, src.dtype, dev, _fake_keyset(dev) | (src.keyset & _MATH_BITS))
         impl._storage, impl._offset = src.storage(), src._offset
         if src._strides is not None:
             impl._strides = src._strides
@@ -192,7 +192,7 @@ class FakeTensor(Tensor):
 
 
 def _fake_impl_like(array, dtype, device, requires_grad=False) -> TensorImpl:
-    impl = TensorImpl(array, dtype, device, _fake_keyset(device))
+    impl = make_impl(array, dtype, device, _fake_keyset(device))
     impl.requires_grad = requires_grad
     return impl
 

@@ -9,12 +9,11 @@ from ..core.device import CPU, device as _device
 from ..core.dispatch_key import BACKEND_KEYS, K, tensor_keyset
 from ..core.promotion import _SCALAR_DTYPE, scalar_dtype
 from ..core.tensor import Tensor, make_tensor
-from ..core.tensor_impl import TensorImpl, WrappedNumberImpl
+from ..core.tensor_impl import TensorImpl, WrappedNumberImpl, make_impl
 from ..core.tls import state as _tls_state
 
 _ndarray = np.ndarray
 _asarray = np.asarray
-_new = object.__new__
 
 # fresh keysets per backend key, normal and inference
 _FRESH = {k: tensor_keyset(k) for k in BACKEND_KEYS}
@@ -29,7 +28,7 @@ def wrap_cpu(array, dtype) -> Tensor:
     directly, which is cheaper than calling its constructor."""
     if type(array) is not _ndarray:
         array = _asarray(array)
-    impl = _new(TensorImpl)
+    impl = TensorImpl()
     impl._array = array
     impl.dtype = dtype
     impl.device = CPU
@@ -41,7 +40,7 @@ def wrap_cpu(array, dtype) -> Tensor:
     else:
         impl.keyset = CPU_KS
         impl._inference = False
-    t = _new(Tensor)
+    t = Tensor()
     t._impl = impl
     return t
 
@@ -50,10 +49,10 @@ def wrap(array, dtype, device) -> Tensor:
     """A new tensor of any backend over ``array``."""
     key = device._key
     if _tls_state().inference_mode:
-        impl = TensorImpl(array, dtype, device, _FRESH_INFERENCE[key])
+        impl = make_impl(array, dtype, device, _FRESH_INFERENCE[key])
         impl._inference = True
     else:
-        impl = TensorImpl(array, dtype, device, _FRESH[key])
+        impl = make_impl(array, dtype, device, _FRESH[key])
     return make_tensor(impl)
 
 
@@ -139,7 +138,7 @@ def scalar_to_tensor(value, device=CPU) -> Tensor:
         arr = np.array(value, dt.np)
     except OverflowError:
         raise OverflowError(f"int too big to convert: {value} does not fit in int64") from None
-    impl = _new(WrappedNumberImpl)
+    impl = WrappedNumberImpl()
     impl.wrapped_value = value      # the Python number itself, for kernels that hand it to NumPy as it is
     impl.dtype = dt
     impl.requires_grad = False
@@ -154,7 +153,7 @@ def scalar_to_tensor(value, device=CPU) -> Tensor:
         impl._array = arr
         impl.device = CPU
         impl.keyset = CPU_INFERENCE_KS if inference else CPU_KS
-    t = _new(Tensor)
+    t = Tensor()
     t._impl = impl
     return t
 

@@ -31,7 +31,6 @@ from ..core.tls import state as _tls_state
 import numpy as _np
 from numpy import ndarray as _ndarray
 
-_new = object.__new__
 
 
 def parse_dtype_spec(spec: str) -> tuple:
@@ -635,7 +634,7 @@ def _ready_front(uf: Ufunc, general, opname: str = ""):
                         return general(ks, self)
                 if type(r) is not _ndarray:
                     r = _np.asarray(r)
-                impl = _new(_TensorImpl)       # wrap_cpu's stores
+                impl = _TensorImpl()       # wrap_cpu's stores
                 impl._array = r
                 impl.dtype = to_bool or dt
                 impl.device = _CPU
@@ -647,7 +646,7 @@ def _ready_front(uf: Ufunc, general, opname: str = ""):
                 else:
                     impl.keyset = _CPU_KS
                     impl._inference = False
-                t = _new(_Tensor)
+                t = _Tensor()
                 t._impl = impl
                 return t
             return general(ks, self)
@@ -700,7 +699,7 @@ def _ready_front(uf: Ufunc, general, opname: str = ""):
             if r is not None:
                 if type(r) is not _ndarray:
                     r = _np.asarray(r)
-                impl = _new(_TensorImpl)           # wrap_cpu's stores
+                impl = _TensorImpl()           # wrap_cpu's stores
                 impl._array = r
                 impl.dtype = to_bool or dt
                 impl.device = _CPU
@@ -712,7 +711,7 @@ def _ready_front(uf: Ufunc, general, opname: str = ""):
                 else:
                     impl.keyset = _CPU_KS
                     impl._inference = False
-                t = _new(_Tensor)
+                t = _Tensor()
                 t._impl = impl
                 return t
         if has_alpha:

@@ -133,6 +133,17 @@ class _RemovableHandle:
             self._hooks.remove(self._fn)
 
 
+class GeneratedNode(Node):
+    """The base of the nodes generated from derivatives.yaml.  Their recording kernel makes one on every
+    recorded call, so it is made with the cheapest class call (no Python ``__init__``) and the kernel
+    numbers it itself: ``node._sequence_nr = next_sequence_nr()``."""
+
+    __init__ = object.__init__
+
+
+next_sequence_nr = _sequence.__next__
+
+
 class AccumulateGrad(Node):
     """The sink of a leaf: adds incoming gradients into ``variable.grad``."""
 
@@ -141,10 +152,11 @@ class AccumulateGrad(Node):
     _saved_names = ()
     _sequence_nr = float("inf")         # runs as soon as it is ready, as in PyTorch
 
-    def __init__(self, variable):
-        # no Node.__init__: a leaf's accumulator is remade whenever the last graph using it is freed,
-        # so it is made on every recorded op of a short-lived graph and must be cheap
-        self.variable = variable
+    # no Node.__init__: a leaf's accumulator is remade whenever the last graph using it is freed, so it is
+    # made on every recorded op of a short-lived graph and must be cheap; ``grad_accumulator`` makes it with
+    # the class call CPython makes cheapest (no Python ``__init__``) and sets ``variable``
+    __init__ = object.__init__
+    variable = None
 
     def apply(self, grads):
         grad = grads[0]
@@ -275,7 +287,8 @@ def grad_accumulator(t):
     ref = impl._grad_acc
     node = ref() if ref is not None else None
     if node is None:
-        node = AccumulateGrad(t)
+        node = AccumulateGrad()
+        node.variable = t
         impl._grad_acc = weakref.ref(node)
     return node
 

@@ -9,7 +9,7 @@ from ..core.creation_meta import view_rebase_error
 from ..core.dispatch_key import AUTOGRAD_MASK  # noqa: F401  (re-exported for generated code)
 from ..core.tls import state as _tls_state
 from ..aten.at import at
-from .graph import NotImplementedBackward, SavedVariable, gradient_edge, meta  # noqa: F401  (re-exported)
+from .graph import NotImplementedBackward, SavedVariable, gradient_edge, meta, next_sequence_nr  # noqa: F401  (re-exported)
 from .graph import short_node_name
 from .history import rebase_history, set_history  # noqa: F401  (re-exported)
 

@@ -32,9 +32,9 @@ def _empty(shape, strides, dtype, dev):
     tensor factories)."""
     from ..core.dispatch_key import tensor_keyset
     from ..core.tensor import make_tensor
-    from ..core.tensor_impl import TensorImpl
+    from ..core.tensor_impl import make_impl
     arr = _backend(dev).empty_strided(tuple(shape), tuple(strides), dtype.np, dev)
-    impl = TensorImpl(arr, dtype, dev, tensor_keyset(dev.backend_key))
+    impl = make_impl(arr, dtype, dev, tensor_keyset(dev.backend_key))
     if 0 in tuple(shape):
         impl._strides = tuple(strides)         # an empty array cannot tell its strides
     return make_tensor(impl)

@@ -110,8 +110,8 @@ def plain_numbers(args, kwargs, names, defaults, nullable):
     n = len(args)
     if n > len(names):
         return None
-    vals = list(args) + list(defaults[n:])
     if kwargs:
+        vals = [*args, *defaults[n:]]
         for k, v in kwargs.items():
             if k not in names:
                 return None
@@ -119,6 +119,8 @@ def plain_numbers(args, kwargs, names, defaults, nullable):
             if i < n:
                 return None
             vals[i] = v
+    else:
+        vals = args + defaults[n:]      # (tuples: no list made)
     for v, null in zip(vals, nullable):
         tv = type(v)
         if tv is float or (tv is int and INT64_MIN <= v <= INT64_MAX) or (v is None and null):

@@ -284,7 +284,7 @@ def gen_node_class(p: NodePlan) -> list:
     n = len(p.edges)
     saved = sorted(["s_" + t for t in p.saved_tensors] + (["s_result"] if p.saved_result else [])
                    + [f"s_out{i}" for i in p.saved_outputs])
-    L = [f"class {p.d.node_name}(_Node):", f"    _opname = {('aten::' + p.d.name)!r}",
+    L = [f"class {p.d.node_name}(_GeneratedNode):", f"    _opname = {('aten::' + p.d.name)!r}",
          f"    _name = {p.d.display_name!r}",
          f"    _saved_names = {tuple(saved)!r}"]
     if p.saved_outputs:
@@ -340,7 +340,7 @@ def gen_node_class(p: NodePlan) -> list:
 
 def gen_nodes(derivs: dict) -> tuple:
     """Source of onion/_generated/autograd_nodes.py and the plans by operator name."""
-    L = [HEADER, "from onion.autograd.graph import Node as _Node", "from onion.autograd.formulas import *  # noqa",
+    L = [HEADER, "from onion.autograd.graph import GeneratedNode as _GeneratedNode", "from onion.autograd.formulas import *  # noqa",
          "from onion.autograd.formulas import numel_of", ""]
     plans = {}
     for name, d in derivs.items():

@@ -78,7 +78,8 @@ class AutogradWriter:
             "from onion._generated import autograd_nodes as _nodes",
             "from onion.autograd.kernel_support import (NotImplementedBackward as "
             "_NotImplementedBackward, SavedVariable as _SavedVariable, check_inplace as _check_inplace, "
-            "clone_for_save as _clone_for_save, edge as _edge, meta as _meta, rebase_history as _rebase_history, "
+            "clone_for_save as _clone_for_save, edge as _edge, meta as _meta, next_sequence_nr as _next_sequence_nr, "
+            "rebase_history as _rebase_history, "
             "set_history as _set_history)",
         }
 
@@ -156,6 +157,7 @@ class AutogradWriter:
         else:
             edges, saved = p.edges, sorted(p.saved_tensors)
             rec.append(f"    node = _nodes.{p.d.node_name}()")
+            rec.append("    node._sequence_nr = _next_sequence_nr()")
         if list_names & set(edges):
             rec += self.dynamic_edges(edges, list_names)
         else:

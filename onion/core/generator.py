@@ -113,7 +113,7 @@ class Generator:
         from .device import CPU
         from .dispatch_key import K, tensor_keyset
         from .tensor import make_tensor
-        from .tensor_impl import TensorImpl
+        from .tensor_impl import make_impl
         st = self._engine().state["state"]
         pos = int(st["pos"])
         rec = np.zeros((), STATE_DTYPE)
@@ -129,7 +129,7 @@ class Generator:
             rec["is_next_float_normal_sample_valid"] = 1
             rec["next_float_normal_sample"] = self.next_float_normal_sample
         data = np.frombuffer(rec.tobytes(), np.uint8).copy()
-        return make_tensor(TensorImpl(data, _dt.uint8, CPU, tensor_keyset(K.CPU)))
+        return make_tensor(make_impl(data, _dt.uint8, CPU, tensor_keyset(K.CPU)))
 
     def set_state(self, new_state) -> "Generator":
         from .tensor import Tensor

@@ -368,8 +368,9 @@ def _check_assigned_grad(impl, value) -> None:
 
 
 def make_tensor(impl: TensorImpl, cls=Tensor) -> Tensor:
-    """Wrap an impl without running ``__init__`` (the hot path)."""
-    t = _new(cls)
+    """Wrap an impl without running ``__init__`` (the hot path; ``Tensor`` has none, so calling it is
+    CPython's cheapest allocation; a subclass's ``__init__`` is skipped)."""
+    t = Tensor() if cls is Tensor else _new(cls)
     t._impl = impl
     return t
 

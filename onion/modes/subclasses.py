@@ -19,7 +19,7 @@ from ..core.dispatch_key import AFTER_PYTHON, K, bit, tensor_keyset
 from ..core.geometry import contiguous_strides
 from ..core.storage import Storage
 from ..core.tensor import Tensor, make_tensor
-from ..core.tensor_impl import TensorImpl
+from ..core.tensor_impl import make_impl
 from ..core.tls import state
 
 from .torch_function import _append_overloaded
@@ -127,7 +127,7 @@ def _make_wrapper_subclass(cls, size, strides=None, storage_offset=None, memory_
     from ..backends.meta import MetaArray
     item = dtype.itemsize
     array = MetaArray(size, tuple(s * item for s in strides), dtype.np, offset)
-    impl = TensorImpl(array, dtype, dev, tensor_keyset(dev.backend_key) | PYTHON_KEYS)
+    impl = make_impl(array, dtype, dev, tensor_keyset(dev.backend_key) | PYTHON_KEYS)
     n = 0 if 0 in size else offset + 1 + sum((s - 1) * st for s, st in zip(size, strides))
     impl._storage = Storage(None, (n if storage_size is None else int(storage_size)) * item, dev)
     impl._offset = offset

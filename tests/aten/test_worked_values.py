@@ -76,3 +76,19 @@ def test_float32_sum_of_one_large_and_many_small_terms():
             ref, bound = float32_sum_reference(terms, dim, mean=op == "mean")
             err = np.abs(to_np(r).astype(np.float64) - ref)
             assert (err <= bound).all(), (label, op, to_np(r), ref, bound)
+
+
+# ------------------------------------------------------------------ mm in float16 / bfloat16
+@pytest.mark.parametrize("name,eps", (("bfloat16", 2.0 ** -8), ("float16", 2.0 ** -11)))
+@pytest.mark.parametrize("n", (4, 16))      # 4x4: the dtype's own dot; 16x16: float32 BLAS, then one rounding
+def test_half_mm_sums_in_float32_and_rounds_once(name, eps, n):
+    """Each row of ``a`` is 1, then two half-ulps of 1 (``eps``), then zeros.  Summed in the half dtype, each
+    addition of ``eps`` is a tie that rounds back to 1; summed in float32 and rounded once (PyTorch's opmath)
+    the row gives 1 + 2 * eps, which the half dtype holds exactly.  Both of fast_mm's roads must give it."""
+    a = np.zeros((n, n))
+    a[:, 0] = 1.0
+    a[:, 1:3] = eps
+    b = np.ones((n, n))
+    got = onion.mm(onion.tensor(a, dtype=odt(name)), onion.tensor(b, dtype=odt(name)))
+    assert got.dtype == odt(name)
+    np.testing.assert_array_equal(to_np(got.float()), np.full((n, n), 1.0 + 2 * eps, dtype=np.float32))

@@ -29,7 +29,6 @@ from .copy import clone
 from ..at import at
 from ..tensor_new import view_error
 
-_new = object.__new__
 _ndarray = np.ndarray
 _ALL = _py_slice(None)
 _LEAD = tuple((_ALL,) * d for d in range(64))    # the index prefix that skips the first d dims
@@ -62,9 +61,9 @@ def _share(src, arr, delta):
     grad_mode = _tls_state().grad_enabled
     inference = impl._inference
     if not impl.requires_grad and grad_mode and not inference:
-        v = _new(LazyViewImpl)      # its requires_grad is a property: the slot stays unset
+        v = LazyViewImpl()      # its requires_grad is a property: the slot stays unset
     else:
-        v = _new(ViewImpl)
+        v = ViewImpl()
         v.requires_grad = False
     # every slot of ViewImpl is set here (see TensorImpl.__init__ and ViewImpl for what they hold)
     v._array = arr
@@ -91,7 +90,7 @@ def _share(src, arr, delta):
             v._base_tensor = impl._base_tensor
         if impl._creation_meta or not grad_mode:
             note_view_creation(v, impl)
-    t = _new(Tensor)
+    t = Tensor()
     t._impl = v
     return t
 
