@@ -91,8 +91,9 @@ class KeyFile:
 class RegistrationWriter:
     """Walks native_functions.yaml and fills one ``KeyFile`` per dispatch key."""
 
-    def __init__(self, fns, kernel_index: dict, formulas: dict):
+    def __init__(self, fns, kernel_index: dict, formulas: dict, takes_keyset: frozenset = frozenset()):
         self.fns = fns
+        self.takes_keyset = takes_keyset
         self.by_name = {f.name: f for f in fns}
         self.kernel_index = kernel_index
         self.formulas = formulas
@@ -120,6 +121,9 @@ class RegistrationWriter:
     def direct(self, f: NativeFunction, key: K, kname: str) -> None:
         kf = self.file(key)
         mod = kf.native(self.module_of(kname, f, "kernel"))
+        if kname in self.takes_keyset:      # its first parameter is the keyset: registered as it is
+            self.emit_kernel(key, f, [], f"{mod}.{kname}")
+            return
         names = arg_names(f)
         fn = f"{f.ident}_{_suffix(key)}"
         self.emit_kernel(key, f, [f"def {fn}(ks, {', '.join(names)}):",
@@ -271,6 +275,7 @@ class RegistrationWriter:
         return {file_of(key): kf.render() for key, kf in self.files.items()}
 
 
-def gen_registrations(fns, kernel_index: dict, formulas: dict) -> dict:
-    """{file name: source} for every dispatch key some operator has a kernel for."""
-    return RegistrationWriter(fns, kernel_index, formulas).run()
+def gen_registrations(fns, kernel_index: dict, formulas: dict, takes_keyset: frozenset = frozenset()) -> dict:
+    """{file name: source} for every dispatch key some operator has a kernel for; the kernels named in
+    ``takes_keyset`` take the keyset first and are registered without a wrapper."""
+    return RegistrationWriter(fns, kernel_index, formulas, takes_keyset).run()

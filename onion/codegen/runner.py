@@ -135,7 +135,7 @@ def render(yaml_path: str = YAML, selection_path: str | None = None) -> dict:
     from .gen_python import gen_functions, gen_methods
     from .gen_registrations import gen_registrations
     from .model import load_native_functions
-    from .native_index import backward_helper_names, kernel_names, ufunc_formulas
+    from .native_index import backward_helper_names, kernel_names, keyset_kernels, ufunc_formulas
 
     fns = load_native_functions(yaml_path)
     sibling = os.path.join(os.path.dirname(yaml_path), "derivatives.yaml")   # none beside it: no formulas
@@ -149,7 +149,7 @@ def render(yaml_path: str = YAML, selection_path: str | None = None) -> dict:
             fns, selective = selected_functions(fns, sel, sibling)
             derivs = {k: v for k, v in derivs.items() if k in selective.kept}
     nodes_src, plans = gen_nodes(derivs)
-    registrations = gen_registrations(fns, kernel_names(), ufunc_formulas())
+    registrations = gen_registrations(fns, kernel_names(), ufunc_formulas(), keyset_kernels())
     registrations["register_autograd.py"] = gen_register_autograd(fns, plans, derivs)
     policy = os.path.join(os.path.dirname(yaml_path), "autocast_policy.yaml")    # none beside it: no kernels
     if os.path.exists(policy):

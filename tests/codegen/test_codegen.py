@@ -147,6 +147,30 @@ def test_structured_kernel_reads_fast_path_meta_impl():
     assert "fast_mm" not in _generated_sources()["register_meta.py"]
 
 
+def test_keyset_first_kernels_are_registered_without_a_wrapper():
+    """A hand-written kernel whose first parameter is ``ks`` takes the keyset the Dispatcher passes (as a C++
+    kernel taking a ``DispatchKeySet`` first), so it is registered as it is; one without gets a generated
+    wrapper that drops the keyset.  Which kernels take it is read from their source, and is part of the hash."""
+    from onion.codegen import native_index
+    takes = native_index.keyset_kernels()
+    assert {"view", "t", "select", "_to_copy", "to_dtype"} <= takes
+    assert "copy_" not in takes and "sum" not in takes
+    src = _generated_sources()
+    assert '# view  (onion/aten/native_functions.yaml:' in src["register_cpu.py"]
+    assert 'm.impl_kernel("view", _views.view)' in src["register_cpu.py"]
+    assert 'm.impl_kernel("view", _views.view)' in src["register_meta.py"]
+    assert 'm.impl_kernel("select.int", _views.select)' in src["register_composite_explicit_autograd.py"]
+    assert 'm.impl_kernel("to.dtype", _copy.to_dtype)' in src["register_composite_implicit_autograd.py"]
+    assert "def copy__cpu(ks, self, src, non_blocking):\n    return _copy.copy_(self, src, non_blocking)" in \
+        src["register_cpu.py"]
+    assert "view(ks)" in native_index.fingerprint() and "copy_(ks)" not in native_index.fingerprint()
+    # the dump still names the generated line that registered the kernel
+    dump = onion._C._dispatch_dump("aten::view")
+    line = next(i for i, text in enumerate(src["register_cpu.py"].splitlines(), 1)
+                if text == 'm.impl_kernel("view", _views.view)')
+    assert f"register_cpu.py:{line}" in dump
+
+
 def test_hash_tracks_inputs():
     assert not is_stale()
     assert len(inputs_hash()) == 64

@@ -81,7 +81,7 @@ _PLAIN_CASTS = _plain_casts()
 _ndarray = np.ndarray
 
 
-def _to_copy(self, dtype=None, layout=None, device=None, pin_memory=None, non_blocking=False, memory_format=None):
+def _to_copy(ks, self, dtype=None, layout=None, device=None, pin_memory=None, non_blocking=False, memory_format=None):
     impl = self._impl
     arr = impl._array
     if (device is None and impl.device is CPU and type(arr) is _ndarray and (memory_format is None or memory_format == "preserve_format")
@@ -153,7 +153,9 @@ def to_device(self, device, dtype, non_blocking=False, copy=False, memory_format
     return _to(self, dtype, device, non_blocking, copy, memory_format)
 
 
-def to_dtype(self, dtype, non_blocking=False, copy=False, memory_format=None):
+def to_dtype(ks, self, dtype, non_blocking=False, copy=False, memory_format=None):
+    if dtype is not self._impl.dtype:      # another dtype is always a copy (autocast's casts): _to's last step
+        return at._to_copy(self, dtype, None, None, None, non_blocking, memory_format)
     return _to(self, dtype, None, non_blocking, copy, memory_format)
 
 

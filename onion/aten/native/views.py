@@ -10,6 +10,10 @@ geometry functions would, over the same memory, for a fraction of the cost of
 building an array over the storage bytes.  Everything else (empty tensors,
 other devices, the cases where NumPy's strides differ from PyTorch's) takes
 the general road through ``view_geometry`` and ``make_view``.
+
+The commonest views (``view``, ``t``, ``select``, ``transpose``, ...) take the dispatch keyset first (``ks``,
+unused): codegen then registers them as they are, with no generated wrapper between the Dispatcher and
+them (see onion/codegen/native_index.py, ``keyset_kernels``).
 """
 from __future__ import annotations
 
@@ -142,7 +146,7 @@ def make_view(self, sizes, strides, offset):
     return t
 
 
-def view(self, size):
+def view(ks, self, size):
     impl = self._impl
     if impl.device is _CPU:
         arr = impl._array
@@ -166,7 +170,7 @@ def _reshape_alias(self, size, stride):
     return make_view(self, tuple(size), tuple(stride), self._impl.storage_offset())
 
 
-def t(self):
+def t(ks, self):
     impl = self._impl
     if impl.device is _CPU:
         arr = impl._array
@@ -175,7 +179,7 @@ def t(self):
     return make_view(self, *g.t(*_geom(self)))
 
 
-def transpose(self, dim0, dim1):
+def transpose(ks, self, dim0, dim1):
     impl = self._impl
     arr = impl._array
     if impl.device is _CPU and arr.size:
@@ -185,7 +189,7 @@ def transpose(self, dim0, dim1):
     return make_view(self, *g.transpose(*_geom(self), dim0, dim1))
 
 
-def permute(self, dims):
+def permute(ks, self, dims):
     impl = self._impl
     if impl.device is _CPU:
         arr = impl._array
@@ -201,7 +205,7 @@ def permute(self, dims):
     return make_view(self, *g.permute(*_geom(self), tuple(dims)))
 
 
-def expand(self, size, implicit=False):
+def expand(ks, self, size, implicit=False):
     geom = _geom(self)
     try:
         return make_view(self, *g.expand(*geom, tuple(size), ""))
@@ -211,7 +215,7 @@ def expand(self, size, implicit=False):
         raise
 
 
-def unsqueeze(self, dim):
+def unsqueeze(ks, self, dim):
     impl = self._impl
     if impl.device is _CPU:
         arr = impl._array
@@ -226,7 +230,7 @@ def unsqueeze(self, dim):
     return make_view(self, *g.unsqueeze(*_geom(self), dim))
 
 
-def squeeze(self):
+def squeeze(ks, self):
     impl = self._impl
     arr = impl._array
     if impl.device is _CPU and arr.size:
@@ -242,7 +246,7 @@ def squeeze_dims(self, dim):
     return make_view(self, *g.squeeze(*_geom(self), tuple(dim)))
 
 
-def select(self, dim, index):
+def select(ks, self, dim, index):
     impl = self._impl
     if impl.device is _CPU:
         arr = impl._array
