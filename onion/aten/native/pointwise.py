@@ -102,7 +102,7 @@ def _where_meta(condition, self, other):
     return empty_tensor(shape, dt, dev, meta_output_strides(shape, impls))    # torch's Meta where: the refs' layout
 
 
-def where_self(condition, self, other):
+def where_self(ks, condition, self, other):
     c, a, b = condition._impl, self._impl, other._impl
     if c.device is _CPU and a.device is _CPU and b.device is _CPU and c.dtype is _dt.bool and a.dtype is b.dtype:
         # the backward formulas' case (``where(mask, grad, zero)``): a bool mask and values of one shape, all

@@ -199,7 +199,7 @@ def sum_impl(xp, plan, self, dim, keepdim=False, dtype=None):
     return _float_sum(xp, a, plan.extra, acc)
 
 
-def sum(self, dtype=None):  # noqa: A001 - the operator's name
+def sum(ks, self, dtype=None):  # noqa: A001 - the operator's name
     """PyTorch's composite: ``sum.dim_IntList`` over every dim.  A CPU tensor of a few elements (or
     not float32/complex64, whose long sums need ``_float_sum``'s care) is summed here with the same
     NumPy call its CPU kernel would make: the whole-tensor sum is the commonest reduction, and the

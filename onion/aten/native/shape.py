@@ -124,7 +124,7 @@ def _concat_into(xp, dst, arrays, dim):
                                      for a in arrays], axis=dim))
 
 
-def cat(tensors, dim=0):
+def cat(ks, tensors, dim=0):
     shape, dt, dev, strides, dim, arrays = _cat_plan(tensors, dim)
     if dev.type == "meta":
         return empty_tensor(shape, dt, dev, strides)
