@@ -290,7 +290,7 @@ def banned(name: str, device_type: str):
         f"safe to autocast.")
 
 
-def exclude_key(device_type: str):
+def below_autocast(device_type: str):
     """The state to install while the wrapped operator runs: this device's Autocast key excluded (kept in the
     state's memo under the device type, a key its own transitions never use, so every policy call after the
     first reads it with one lookup)."""
@@ -300,7 +300,7 @@ def exclude_key(device_type: str):
         below = st.with_exclude(st.exclude | _KEY_OF_DEVICE[device_type])
         if not st.mode_stack:       # (states under a Python mode are not interned: nothing to keep)
             st._memo[device_type] = below
-    return st, below
+    return below
 
 
 # ---- custom_fwd / custom_bwd ---------------------------------------------------------------------------------

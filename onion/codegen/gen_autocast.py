@@ -100,13 +100,12 @@ def _kernel(f, policy: str, device: str, loc, target) -> list:
         callee = target.ident
         call_args = [("_f32" if n == "dtype" else n) for n in t_names]
     return lines + [
-        f"    st, below = _exclude({device!r})",
-        "    _set_state(below)",
+        f"    token = _set_state(_below({device!r}))",
         "    try:",
         *["    " + b for b in body],
         f"        return _ops.{callee}({', '.join(call_args)})",
         "    finally:",
-        "        _set_state(st)",
+        "        _reset_state(token)",
         "",
         f"m.impl_kernel({f.name!r}, {fn})",
         ""]
@@ -133,10 +132,10 @@ def gen_autocast(fns, policy_path: str) -> dict:
                 f'(other operators fall through)."""',
                 "from onion._generated import operators as _ops",
                 "from onion.amp.autocast_mode import (banned as _banned, cached_cast as _cc, cast_list as _cl,",
-                "                                     exclude_key as _exclude, first_eligible as _first,",
+                "                                     below_autocast as _below, first_eligible as _first,",
                 "                                     lower_dtype as _lower, promote_type as _promote, use_cast as _use_cast)",
                 "from onion.core.dtype import float32 as _f32",
-                "from onion.core.tls import set_state as _set_state",
+                "from onion.core.tls import reset_state as _reset_state, set_state as _set_state",
                 "from onion.dispatch.library import Library as _Library",
                 "",
                 f"m = _Library('aten', 'IMPL', '{key}')",

@@ -73,7 +73,7 @@ class AutogradWriter:
         self.kf.imports |= {
             "from onion.dispatch.library import Library as _Library",
             "from onion.core.dispatch_key import AFTER_AUTOGRAD as _AFTER_AUTOGRAD",
-            "from onion.core.tls import set_state as _set_state, state as _state",
+            "from onion.core.tls import reset_state as _reset_state, set_state as _set_state, state as _state",
             "from onion._generated import operators as _ops",
             "from onion._generated import autograd_nodes as _nodes",
             "from onion.autograd.kernel_support import (NotImplementedBackward as "
@@ -190,12 +190,11 @@ class AutogradWriter:
             for t in sorted(p.saved_other):
                 rec.append(f"    node.a_{t} = {t}")
         rec += ["    ks &= _AFTER_AUTOGRAD",
-                "    st = _state()",
-                "    _set_state(st.below_autograd)          # exclude the autograd keys while the op runs",
+                "    token = _set_state(_state().below_autograd)     # exclude the autograd keys while the op runs",
                 "    try:",
                 f"        result = _ops.redispatch_{f.ident}[ks](ks, {call})",
                 "    finally:",
-                "        _set_state(st)"]
+                "        _reset_state(token)"]
         rets = f.func.returns
         if f.is_inplace and "inplace_view" in f.tags:
             # t_, squeeze_, ...: the tensor's own history grows by the node; a view's base is untouched
