@@ -92,3 +92,32 @@ def test_half_mm_sums_in_float32_and_rounds_once(name, eps, n):
     got = onion.mm(onion.tensor(a, dtype=odt(name)), onion.tensor(b, dtype=odt(name)))
     assert got.dtype == odt(name)
     np.testing.assert_array_equal(to_np(got.float()), np.full((n, n), 1.0 + 2 * eps, dtype=np.float32))
+
+
+# ------------------------------------------------------------------ where on CPU: the bits of the chosen items
+@pytest.mark.parametrize("name", ("float32", "float64", "float16", "bfloat16", "int8", "int64", "uint8", "bool",
+                                  "complex64", "complex128"))
+@pytest.mark.parametrize("other", ("tensor", "zero", "negative zero", "seven"))
+def test_where_copies_each_chosen_item_bit_for_bit(name, other):
+    """``where(mask, x, y)`` copies x's or y's item as it is: a NaN keeps its payload and -0.0 its sign (the
+    CPU kernel moves the items as integers of their size, which must give NumPy's ``where`` exactly)."""
+    rng = np.random.default_rng(3)
+    dt = odt(name)
+    mask = rng.random((6, 7)) > 0.4
+    x = onion.tensor(rng.standard_normal((6, 7)) * 50).to(dt)
+    if dt.is_floating_point:
+        xa = to_np(x).copy()
+        raw = xa.view(f"u{xa.itemsize}")
+        xa[0, 1] = -0.0                                                     # a negative zero
+        raw[0, 2] = np.array(np.nan, xa.dtype).view(f"u{xa.itemsize}") | 1  # a quiet NaN with a payload
+        x = onion.from_numpy(xa)
+    if other == "tensor":
+        y = onion.tensor(rng.standard_normal((6, 7)) * 50).to(dt)
+    else:
+        value = {"zero": 0, "negative zero": -0.0, "seven": 7}[other]
+        if value == 0 and dt is onion.bool or (not dt.is_floating_point and not dt.is_complex and value == -0.0):
+            value = 0
+        y = onion.tensor(value).to(dt)
+    got = onion.where(onion.from_numpy(mask), x, y)
+    want = np.where(mask, to_np(x), to_np(y))
+    assert to_np(got).tobytes() == want.tobytes()

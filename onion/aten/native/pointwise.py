@@ -102,6 +102,27 @@ def _where_meta(condition, self, other):
     return empty_tensor(shape, dt, dev, meta_output_strides(shape, impls))    # torch's Meta where: the refs' layout
 
 
+_SIGNED_OF_SIZE = {1: _np.int8, 2: _np.int16, 4: _np.int32, 8: _np.int64}
+
+
+def _select_bits(mask, x, y):
+    """``np.where(mask, x, y)`` for a bool mask and contiguous ``x`` and ``y`` of one dtype (``y`` of the
+    same shape or 0-d): each item moved as the integer of its size, ``(x & m) | (y & ~m)`` with ``m`` 0 or
+    all ones.  The bits copied are np.where's (NaN payloads and signed zeros included), in two to five
+    passes without branches: about twice as fast as np.where's element loop on a mask with no long runs
+    (a ReLU's, in every clamp/threshold backward).  Items of 16 bytes (complex128) and 0-d operands take
+    np.where."""
+    sint = _SIGNED_OF_SIZE.get(x.dtype.itemsize)
+    if sint is None or not x.ndim:          # (0-d: NumPy's ufuncs give scalars, not arrays)
+        return _np.where(mask, x, y)
+    m = _np.negative(mask, dtype=sint)          # True -> -1 (every bit set), False -> 0
+    r = _np.bitwise_and(x.view(sint), m, out=m)
+    yv = y.view(sint) if y.ndim else y.reshape(1).view(sint)[0]
+    if yv.any():                                # (a zero y, the backward formulas' ``where(mask, grad, 0)``: done)
+        r |= yv & ~_np.negative(mask, dtype=sint)
+    return r.view(x.dtype)
+
+
 def where_self(ks, condition, self, other):
     c, a, b = condition._impl, self._impl, other._impl
     if c.device is _CPU and a.device is _CPU and b.device is _CPU and c.dtype is _dt.bool and a.dtype is b.dtype:
@@ -111,7 +132,7 @@ def where_self(ks, condition, self, other):
         shape = aa.shape
         if (ca.shape == shape and (ba.shape == shape or not ba.ndim) and 0 not in shape and ca.flags.c_contiguous
                 and aa.flags.c_contiguous and ba.flags.c_contiguous):
-            return wrap_cpu(_np.where(ca, aa, ba), a.dtype)
+            return wrap_cpu(_select_bits(ca, aa, ba), a.dtype)
     if condition._impl.device.type == "meta" or self._impl.device.type == "meta":
         return _where_meta(condition, self, other)
     r, dt, dev = _where_compute(condition, self, other)
