@@ -290,19 +290,6 @@ def banned(name: str, device_type: str):
         f"safe to autocast.")
 
 
-def below_autocast(device_type: str):
-    """The state to install while the wrapped operator runs: this device's Autocast key excluded (kept in the
-    state's memo under the device type, a key its own transitions never use, so every policy call after the
-    first reads it with one lookup)."""
-    st = state()
-    below = st._memo.get(device_type)
-    if below is None:
-        below = st.with_exclude(st.exclude | _KEY_OF_DEVICE[device_type])
-        if not st.mode_stack:       # (states under a Python mode are not interned: nothing to keep)
-            st._memo[device_type] = below
-    return below
-
-
 # ---- custom_fwd / custom_bwd ---------------------------------------------------------------------------------
 
 def _cast(value, device_type: str, dtype):

@@ -156,7 +156,6 @@ class AccumulateGrad(Node):
     # made on every recorded op of a short-lived graph and must be cheap; ``grad_accumulator`` makes it with
     # the class call CPython makes cheapest (no Python ``__init__``) and sets ``variable``
     __init__ = object.__init__
-    variable = None
 
     def apply(self, grads):
         grad = grads[0]

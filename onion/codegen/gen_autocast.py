@@ -100,7 +100,7 @@ def _kernel(f, policy: str, device: str, loc, target) -> list:
         callee = target.ident
         call_args = [("_f32" if n == "dtype" else n) for n in t_names]
     return lines + [
-        f"    token = _set_state(_below({device!r}))",
+        "    token = _set_state(_state().excluding(_AUTOCAST))",
         "    try:",
         *["    " + b for b in body],
         f"        return _ops.{callee}({', '.join(call_args)})",
@@ -132,13 +132,15 @@ def gen_autocast(fns, policy_path: str) -> dict:
                 f'(other operators fall through)."""',
                 "from onion._generated import operators as _ops",
                 "from onion.amp.autocast_mode import (banned as _banned, cached_cast as _cc, cast_list as _cl,",
-                "                                     below_autocast as _below, first_eligible as _first,",
-                "                                     lower_dtype as _lower, promote_type as _promote, use_cast as _use_cast)",
+                "                                     first_eligible as _first, lower_dtype as _lower,",
+                "                                     promote_type as _promote, use_cast as _use_cast)",
                 "from onion.core.dtype import float32 as _f32",
-                "from onion.core.tls import reset_state as _reset_state, set_state as _set_state",
+                "from onion.core.dispatch_key import K as _K, bit as _bit",
+                "from onion.core.tls import reset_state as _reset_state, set_state as _set_state, state as _state",
                 "from onion.dispatch.library import Library as _Library",
                 "",
                 f"m = _Library('aten', 'IMPL', '{key}')",
+                f"_AUTOCAST = _bit(_K.{key})         # excluded while each kernel's operator runs",
                 "_use_cast(_ops.to_dtype)",
                 "# listed in the table, not declared by onion yet (they take effect when they arrive):",
                 *fit_all([f"SKIPPED = {tuple(skipped)!r}"]),

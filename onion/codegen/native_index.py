@@ -38,31 +38,30 @@ def native_modules() -> tuple:
     return tuple(sorted(f[:-3] for f in os.listdir(NATIVE_DIR) if f.endswith(".py") and not f.startswith("_")))
 
 
-def kernel_names() -> dict:
-    """Top-level function name -> module name, for every module of onion/aten/native (first wins)."""
+def _kernel_defs() -> dict:
+    """Top-level function (or class) name -> (module name, whether its first parameter is ``ks``), for every
+    module of onion/aten/native (first wins): one parse serves ``kernel_names`` and ``keyset_kernels``."""
     index: dict = {}
     for mod in native_modules():
         for node in _parse(os.path.join(NATIVE_DIR, mod + ".py")).body:
             if not isinstance(node, (ast.FunctionDef, ast.ClassDef)):
                 continue
             if not (node.name.startswith("__") and node.name.endswith("__")):     # __and___Scalar is a kernel
-                index.setdefault(node.name, mod)
+                params = node.args.posonlyargs + node.args.args if isinstance(node, ast.FunctionDef) else ()
+                index.setdefault(node.name, (mod, bool(params) and params[0].arg == "ks"))
     return index
+
+
+def kernel_names() -> dict:
+    """Top-level function name -> module name, for every module of onion/aten/native (first wins)."""
+    return {name: mod for name, (mod, _ks) in _kernel_defs().items()}
 
 
 def keyset_kernels() -> frozenset:
     """The kernels of ``kernel_names`` whose first parameter is ``ks``: they take the dispatch keyset the
     Dispatcher passes, as a C++ kernel whose first parameter is a ``DispatchKeySet`` does, so they are
     registered as they are, with no generated wrapper (a Python frame less on every call)."""
-    index = kernel_names()
-    out = set()
-    for mod in native_modules():
-        for node in _parse(os.path.join(NATIVE_DIR, mod + ".py")).body:
-            if isinstance(node, ast.FunctionDef) and index.get(node.name) == mod:
-                params = node.args.posonlyargs + node.args.args
-                if params and params[0].arg == "ks":
-                    out.add(node.name)
-    return frozenset(out)
+    return frozenset(name for name, (_mod, ks) in _kernel_defs().items() if ks)
 
 
 def ufunc_formulas() -> dict:
@@ -114,7 +113,6 @@ def _star_names(path: str) -> set:
 
 def fingerprint() -> str:
     """What of the kernels codegen depends on: their names and the formulas' declarations."""
-    takes_ks = keyset_kernels()
-    kernels = sorted(f"{m}.{n}{'(ks)' if n in takes_ks else ''}" for n, m in kernel_names().items())
+    kernels = sorted(f"{m}.{n}{'(ks)' if ks else ''}" for n, (m, ks) in _kernel_defs().items())
     formulas = sorted(f"{f.name}:{f.kind}:{f.n_operands}" for f in ufunc_formulas().values())
     return "\n".join(kernels + formulas + sorted(backward_helper_names()))

@@ -71,6 +71,16 @@ class DispatchState:
             return self
         return self._cached(("exclude", exclude), lambda: self.replace(exclude=exclude))
 
+    def excluding(self, keys: int) -> "DispatchState":
+        """This state with ``keys`` (a bit set) excluded too: what an Autocast kernel runs its operator under,
+        on every call, so it is kept in the memo under the int itself (the other transitions use tuples)."""
+        st = self._memo.get(keys)
+        if st is None:
+            st = self.with_exclude(self.exclude | keys)
+            if not self.mode_stack:         # (states under a Python mode are not interned: nothing to keep)
+                self._memo[keys] = st
+        return st
+
     def with_include(self, include: int) -> "DispatchState":
         if include == self.include:
             return self

@@ -10,7 +10,7 @@ import threading
 
 import onion
 from onion.core import tls
-from onion.core.dispatch_key import AUTOGRAD_MASK
+from onion.core.dispatch_key import AUTOGRAD_MASK, K
 
 
 def _in_thread(fn):
@@ -59,6 +59,14 @@ def test_states_are_interned_so_transitions_do_not_pile_up():
     assert st.with_grad(False).with_grad(True) is st
     assert st.below_autograd.exclude == st.exclude | AUTOGRAD_MASK
     assert st.below_autograd is st.below_autograd
+    autocast_cpu = 1 << int(K.AutocastCPU)
+    with onion.autocast("cpu"):
+        on = tls.state()
+    assert not on.exclude & autocast_cpu
+    below = on.excluding(autocast_cpu)      # what an Autocast kernel runs its operator under
+    assert below is not on and below.exclude == on.exclude | autocast_cpu and below.include == on.include
+    assert below.grad_enabled is on.grad_enabled and below.inference_mode is on.inference_mode
+    assert on.excluding(autocast_cpu) is below is on.with_exclude(on.exclude | autocast_cpu)
 
 
 def test_guards_restore_on_exceptions():

@@ -116,10 +116,16 @@ def _select_bits(mask, x, y):
     if sint is None or not x.ndim:          # (0-d: NumPy's ufuncs give scalars, not arrays)
         return _np.where(mask, x, y)
     m = _np.negative(mask, dtype=sint)          # True -> -1 (every bit set), False -> 0
-    r = _np.bitwise_and(x.view(sint), m, out=m)
-    yv = y.view(sint) if y.ndim else y.reshape(1).view(sint)[0]
-    if yv.any():                                # (a zero y, the backward formulas' ``where(mask, grad, 0)``: done)
-        r |= yv & ~_np.negative(mask, dtype=sint)
+    if y.ndim:
+        yv = y.view(sint)
+    else:
+        yv = y.reshape(1).view(sint)[0]
+        if not yv:                              # a zero y, the backward formulas' ``where(mask, grad, 0)``
+            return _np.bitwise_and(x.view(sint), m, out=m).view(x.dtype)
+    r = x.view(sint) & m
+    _np.invert(m, out=m)
+    m &= yv
+    r |= m
     return r.view(x.dtype)
 
 
