@@ -7,6 +7,8 @@ PyTorch's exception type and text on bad input, so view kernels, meta kernels an
 fake tensors can all share them. ``output_strides_like`` is the one non-view
 piece: the layout TensorIterator picks for an elementwise op's fresh output.
 """
+from math import prod as _prod
+
 from ..core.geometry import (channels_last_3d_strides, channels_last_strides, sort_dims,  # noqa: F401  core's rules;
                              contiguous_strides, infer_dense_strides, is_channels_last_3d_contiguous,  # kernels
                              is_channels_last_contiguous, is_contiguous, is_contiguous_as,  # also find them here
@@ -288,6 +290,8 @@ def expand(sizes, strides, offset, shape, type_str="torch.FloatTensor"):
         out_strides = tuple(st)
     if negative:
         _check_numel(out_sizes)
+    elif _prod(out_sizes) > _INT64_MAX:       # (a size-0 dim makes any other size fine)
+        raise RuntimeError("numel: integer multiplication overflow")
     return out_sizes, out_strides, offset
 
 

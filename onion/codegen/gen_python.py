@@ -243,9 +243,13 @@ def _binding(var: str, name: str, fs, method: bool) -> list:
     sizes = _sizes_candidate(fs) if not method else None
     if sizes is not None:
         defaults = [_binding_default(sizes, a) for a in sizes.func.arguments[1:]]
-        # sizes as ints: ones(2, 3); an int beyond int64 takes the parser's road to its error
-        lines += ["    if not kwargs and args and _small_ints(args):",
-                  f"        return _ops.{sizes.ident}({', '.join(['args'] + defaults)})"]
+        # sizes as ints, ones(2, 3), or as one sequence, ones((2, 3)); an int beyond int64 takes the parser's road
+        # to its error
+        lines += ["    if not kwargs and args:",
+                  "        if _small_ints(args):",
+                  f"            return _ops.{sizes.ident}({', '.join(['args'] + defaults)})",
+                  "        if len(args) == 1 and type(args[0]) in (tuple, list, _Size) and _small_ints(args[0]):",
+                  f"            return _ops.{sizes.ident}({', '.join(['tuple(args[0])'] + defaults)})"]
     nums = _numbers_candidate(name, fs)
     if nums is not None:
         lines.extend(_numbers_body(nums, method))

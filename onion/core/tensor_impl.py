@@ -29,6 +29,8 @@ def element_strides(byte_strides, itemsize) -> tuple:
         return (byte_strides[0] // itemsize,)
     if k == 3:
         return (byte_strides[0] // itemsize, byte_strides[1] // itemsize, byte_strides[2] // itemsize)
+    if k == 0:
+        return ()
     return tuple([s // itemsize for s in byte_strides])
 
 

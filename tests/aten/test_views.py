@@ -56,6 +56,9 @@ VIEW_CASES = {
     "expand": lambda m, x: x.unsqueeze(0).expand(3, 4, 6), "expand_neg": lambda m, x: x.expand(-1, 6),
     "expand_new": lambda m, x: x.expand(2, 4, 6), "expand_bad": lambda m, x: x.expand(4, 7),
     "expand_fewer": lambda m, x: x.expand(6), "expand_size1": lambda m, x: x[:1].expand(5, 6),
+    # a new leading dim of size 1 strides over the dims after it (not 0, as NumPy's broadcast_to would give)
+    "expand_lead1": lambda m, x: x.expand(1, 2, 4, 6), "expand_lead1_bcast": lambda m, x: x[:1].expand(1, 3, 6),
+    "expand_huge": lambda m, x: x[:1].expand(2 ** 40, 2 ** 40, 6),
     "unsqueeze0": lambda m, x: x.unsqueeze(0), "unsqueeze_end": lambda m, x: m.unsqueeze(x, 2),
     "unsqueeze_neg": lambda m, x: x.unsqueeze(-1), "unsqueeze_mid": lambda m, x: x.unsqueeze(1),
     "unsqueeze_oob": lambda m, x: x.unsqueeze(3),
@@ -176,6 +179,7 @@ def test_zero_size_and_scalar_views():
     so, st = onion.tensor(3.5), torch.tensor(3.5)
     for f in (lambda x: x.view(1), lambda x: x.view(-1), lambda x: x.view(()), lambda x: x.unsqueeze(0),
               lambda x: x.squeeze(), lambda x: x.squeeze(0), lambda x: x.t(), lambda x: x.expand(3, 2),
+              lambda x: x.expand(1, 3), lambda x: x.expand(2, 1), lambda x: x.expand(()), lambda x: x.expand(-1),
               lambda x: x.reshape(1, 1), lambda x: x[None], lambda x: x[...], lambda x: x.permute(()),
               lambda x: x.unsqueeze(-1), lambda x: x.transpose(0, -1), lambda x: x.select(0, 0)):
         check_view(lambda: f(so), lambda: f(st), so, st)

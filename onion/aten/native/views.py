@@ -206,6 +206,20 @@ def permute(ks, self, dims):
 
 
 def expand(ks, self, size, implicit=False):
+    impl = self._impl
+    if impl.device is _CPU and impl._strides is None:
+        arr = impl._array
+        if arr.size and arr.flags.c_contiguous:
+            # (sum's and mean's backward: a fresh 0-d gradient to the input's shape) PyTorch's geometry, over the
+            # array itself as the buffer (a contiguous array exports one): no byte view of the storage needed
+            item = impl.dtype.itemsize
+            try:
+                sizes, strides, _ = g.expand(arr.shape, element_strides(arr.strides, item), 0, tuple(size), "")
+                out = _ndarray(sizes, arr.dtype, arr, 0, _byte_strides(strides, item))
+            except (RuntimeError, ValueError):
+                out = None          # the general road raises PyTorch's message
+            if out is not None:
+                return _share(self, out, 0)
     geom = _geom(self)
     try:
         return make_view(self, *g.expand(*geom, tuple(size), ""))
