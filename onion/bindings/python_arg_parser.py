@@ -150,8 +150,89 @@ def _type_text(arg) -> str:
     return base
 
 
+_MISS = object()        # a quick converter's "this value cannot bind here" (``convert`` would raise for it)
+
+
+def _quick_converter(p):
+    """``p.convert`` preceded by the test of the value a call usually passes (a Tensor for a Tensor, an int
+    within int64 for an int, ...), which it returns as it is: what ``convert`` would return for it, without
+    walking the general chain.  Anything else (None, a subclass, a NumPy number, an error) goes to ``convert``."""
+    t = p.arg.type
+    base = t.base
+    general = p.convert
+    if t.is_list:
+        if base == "Tensor":
+            def tensor_list(v):
+                tv = type(v)
+                if tv is list or tv is tuple:
+                    for x in v:
+                        if type(x) is not Tensor:
+                            return general(v)
+                    return list(v)
+                return general(v)
+            return tensor_list
+        if base not in ("int", "SymInt"):
+            return general
+        n = t.list_size or 1
+
+        def int_list(v):
+            tv = type(v)
+            if (tv is tuple or tv is list) and small_ints(v):
+                return tuple(v)
+            if tv is int and INT64_MIN <= v <= INT64_MAX:
+                return (v,) * n
+            return general(v)
+        return int_list
+    if base == "Tensor":
+        if p.allow_number:
+            def tensor_or_number(v):
+                return v if type(v) is Tensor else general(v)
+            return tensor_or_number
+
+        def tensor(v):
+            tv = type(v)
+            if tv is Tensor:
+                return v
+            if tv is float or tv is int or tv is bool or tv is str:   # (where(c, x, 0.0): the Scalar overload's)
+                return _MISS
+            return general(v)
+        return tensor
+    if base in ("int", "SymInt"):
+        def int_(v):
+            if type(v) is int and INT64_MIN <= v <= INT64_MAX:
+                return v
+            return _MISS if type(v) is float else general(v)
+        return int_
+    if base == "bool":
+        def bool_(v):
+            return v if v is True or v is False else general(v)
+        return bool_
+    if base == "float":
+        def float_(v):
+            return v if type(v) is float else general(v)
+        return float_
+    if base == "Scalar":
+        def scalar(v):
+            tv = type(v)
+            if tv is float or (tv is int and SCALAR_INT_MIN <= v < SCALAR_INT_END):
+                return v
+            if tv is Tensor and (v._impl._array.ndim or v._impl.requires_grad):
+                return _MISS        # (only a 0-d tensor without grad stands for a number)
+            return general(v)
+        return scalar
+    if base == "ScalarType":
+        def scalar_type(v):
+            return v if type(v) is _dt.dtype else general(v)
+        return scalar_type
+    if base == "str":
+        def str_(v):
+            return v if type(v) is str else general(v)
+        return str_
+    return general
+
+
 class Param:
-    __slots__ = ("name", "arg", "index", "default", "kwarg_only", "allow_number", "varargs")
+    __slots__ = ("name", "arg", "index", "default", "kwarg_only", "allow_number", "varargs", "quick", "pos_index")
 
     def __init__(self, arg, index, allow_number, pyname):
         self.name = pyname
@@ -161,6 +242,8 @@ class Param:
         self.kwarg_only = arg.kwarg_only
         self.allow_number = allow_number
         self.varargs = False
+        self.quick = _quick_converter(self)     # what ``bind`` calls
+        self.pos_index = 1 << 30                # the position it binds (set by PySignature for positional ones)
 
     def convert(self, v):
         t = self.arg.type
@@ -250,8 +333,11 @@ class Param:
 class PySignature:
     """One overload as Python sees it (``self`` dropped for methods; ``out`` as keyword)."""
 
-    def __init__(self, handle, name, method: bool, python_extras=()):
+    def __init__(self, handle, name, method: bool, python_extras=(), entry=None):
         self.handle = handle
+        # the generated operator entry (operators.py) when there is one: the same dispatch as ``handle.call``,
+        # with the keyset computed by code written for this schema instead of a walk over its arguments
+        self.entry = entry if entry is not None else handle.call
         self.schema = handle.schema
         allow = name in ALLOW_NUMBERS_AS_TENSORS
         args = self.schema.arguments
@@ -265,10 +351,26 @@ class PySignature:
                 continue
             self.params.append(Param(a, i, allow, pyname))
         self.positional = [p for p in self.params if not p.kwarg_only]
+        for k, p in enumerate(self.positional):
+            p.pos_index = k
+        self.n_pos = len(self.positional)
         self.by_name = {p.name: p for p in self.params}
         if self.positional and self.positional[0].arg.type.is_list and \
                 self.positional[0].arg.type.base in ("int", "SymInt"):
             self.positional[0].varargs = True
+        self.varargs = bool(self.positional) and self.positional[0].varargs
+        # what ``bind`` starts from: every default in place (a list default is copied per call), the required
+        # parameters then checked by position
+        self.template = [REQUIRED] * self.n_schema
+        self.list_defaults = []
+        self.required = []
+        for p in self.params:
+            if p.default is REQUIRED:
+                self.required.append(p.index)
+            else:
+                self.template[p.index] = p.default
+                if isinstance(p.default, list):
+                    self.list_defaults.append(p.index)
         self.is_out = any(p.arg.is_out for p in self.params)
         outs = [p for p in self.params if p.arg.is_out]
         self.out_params = outs if len(outs) > 1 else None    # out=(values, indices) fills several
@@ -291,44 +393,59 @@ class PySignature:
         # every keyword this signature can bind: a call naming another is refused without trying
         self.keywords = frozenset(self.by_name) | frozenset(self.extras) | ({"out"} if self.is_out else frozenset())
 
-    def bind(self, args, kwargs, self_tensor=None):
-        values = [REQUIRED] * self.n_schema
+    def bind(self, args, kwargs, self_tensor=None, explain=False):
+        """The schema's values for this call, and the Python-only keywords given; None when a value cannot bind
+        here (another overload may take the call).  ``explain``: raise ``_NoMatch`` saying which value instead
+        (the error path), by the general conversions alone."""
+        values = self.template.copy()
+        for i in self.list_defaults:
+            values[i] = list(values[i])
         if self.method:
             values[self.self_index] = self_tensor
         pos = self.positional
-        if args and pos and pos[0].varargs and len(args) > 1 and (len(pos) == 1 or len(args) > len(pos)) \
-                and _is_int_list(args):
+        n = len(args)
+        if self.varargs and n > 1 and (len(pos) == 1 or n > len(pos)) and _is_int_list(args):
             args = (tuple(args),)
-        if len(args) > len(pos):
+            n = 1
+        if n > len(pos):
             raise _NoMatch
         for p, v in zip(pos, args):
-            values[p.index] = p.convert(v)
-        extra = {}
-        for k, v in kwargs.items():
-            p = self.by_name.get(k)
-            if p is None and k == "out" and self.out_params:
-                self._bind_outs(values, v)
-                continue
-            if p is None:
-                if k in self.extras:
-                    if k == "requires_grad" and not isinstance(v, bool) and v is not None:
-                        raise _NoMatch(_ExtraParam(k, "bool"), v)
-                    extra[k] = v
+            r = p.convert(v) if explain else p.quick(v)
+            if r is _MISS:
+                return None
+            values[p.index] = r
+        extra = None
+        if kwargs:
+            extra = {}
+            for k, v in kwargs.items():
+                p = self.by_name.get(k)
+                if p is None and k == "out" and self.out_params:
+                    self._bind_outs(values, v)
                     continue
-                raise _NoMatch
-            if values[p.index] is not REQUIRED:
-                raise _NoMatch
-            values[p.index] = p.convert(v)
-        for p in self.params:
-            if values[p.index] is REQUIRED:
-                if p.default is REQUIRED:
+                if p is None:
+                    if k in self.extras:
+                        if k == "requires_grad" and not isinstance(v, bool) and v is not None:
+                            raise _NoMatch(_ExtraParam(k, "bool"), v)
+                        extra[k] = v
+                        continue
                     raise _NoMatch
-                values[p.index] = list(p.default) if isinstance(p.default, list) else p.default
+                if p.pos_index < n:         # given by position too
+                    raise _NoMatch
+                r = p.convert(v) if explain else p.quick(v)
+                if r is _MISS:
+                    return None
+                values[p.index] = r
+        for i in self.required:
+            if values[i] is REQUIRED:
+                raise _NoMatch
         return values, extra
 
-    def _bind_filling(self, args, kwargs, self_tensor=None):
+    def _bind_filling(self, args, kwargs, self_tensor=None, explain=False):
         """``bind`` for a signature with tensor options: the options PyTorch's binding fills, filled."""
-        values, extra = PySignature.bind(self, args, kwargs, self_tensor)
+        bound = PySignature.bind(self, args, kwargs, self_tensor, explain)
+        if bound is None:
+            return None
+        values, extra = bound
         if self.fill_pin is not None and values[self.fill_pin] is None:
             values[self.fill_pin] = False
         if self.fill_device is not None and values[self.fill_device] is None:
@@ -407,8 +524,9 @@ class PyFunction:
         self._pending: list = []                 # (handle, extras) until the first slow-path call
         self._signatures: list[PySignature] | None = None
 
-    def add(self, handle, python_extras=()):
-        self._pending.append((handle, python_extras))
+    def add(self, handle, entry=None, python_extras=()):
+        """One overload: its handle and, from generated code, its operator entry (``_ops.add_Tensor``)."""
+        self._pending.append((handle, python_extras, entry))
         self._signatures = None
 
     def finish(self):
@@ -423,8 +541,9 @@ class PyFunction:
         """Built on first use: most calls take a generated fast path and never need them, and building
         them for every name would cost import time."""
         if self._signatures is None:
-            sigs = [PySignature(h, self.name, self.method, extras) for h, extras in self._pending]
+            sigs = [PySignature(h, self.name, self.method, extras, entry) for h, extras, entry in self._pending]
             sigs.sort(key=lambda sig: sum(1 for p in sig.positional if p.arg.type.base == "Scalar"))
+            self._by_out = ([s for s in sigs if not s.is_out], [s for s in sigs if s.is_out])
             self._signatures = sigs
         return self._signatures
 
@@ -437,27 +556,34 @@ class PyFunction:
             # ``Tensor.add(1, t)``: PyTorch's methods are descriptors of TensorBase
             raise TypeError(f"descriptor '{self.name}' for 'torch._C.TensorBase' objects doesn't apply to a "
                             f"'{type(self_tensor).__name__}' object")
-        out = kwargs.get("out", None) if kwargs else None
-        if out is None and kwargs and "out" in kwargs:
-            kwargs = {k: v for k, v in kwargs.items() if k != "out"}
-        kw = kwargs or {}
-        for sig in self.signatures:
-            if sig.is_out != (out is not None):
-                continue
+        out = None
+        if kwargs:
+            out = kwargs.get("out", None)
+            if out is None and "out" in kwargs:
+                kwargs = {k: v for k, v in kwargs.items() if k != "out"}
+        if self._signatures is None:
+            self.signatures
+        n = len(args)
+        for sig in self._by_out[out is not None]:
+            if n > sig.n_pos and not sig.varargs:
+                continue        # more arguments than it has places for (bind would refuse them)
             if kwargs and not sig.keywords.issuperset(kwargs):
                 continue        # a keyword it has not: refused without binding (the error below says why)
             try:
-                values, extra = sig.bind(args, kw, self_tensor)
+                bound = sig.bind(args, kwargs, self_tensor)
             except (_NoMatch, BadArgument):
                 # another overload may still bind (max(x, out=t) is max.unary_out, not max.dim_max's pair)
                 continue
-            result = sig.handle.call(*values)
+            if bound is None:
+                continue
+            values, extra = bound
+            result = sig.entry(*values)
             if sig.wrap is not None:
                 return sig.wrap(result)
-            rg = extra.get("requires_grad")
-            if rg:
+            if extra and extra.get("requires_grad"):
                 result.requires_grad_(True)
             return result
+        kw = kwargs or {}
         if _tf_dispatch is not None:    # an object that is no tensor but defines __torch_function__ (never binds)
             result = _tf_dispatch(self, args, kwargs, self_tensor)
             if result is not _TF_PROCEED:
@@ -476,7 +602,7 @@ class PyFunction:
             if sig.is_out != (out is not None):
                 continue
             try:
-                sig.bind(args, kwargs, self_tensor)
+                sig.bind(args, kwargs, self_tensor, True)
             except _NoMatch as e:
                 e.sig = sig
                 refusals.append(e)

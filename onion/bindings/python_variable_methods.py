@@ -278,6 +278,8 @@ def _scalar_like(converted, impl):
 
 def _conv(dtype):
     def method(self, *, memory_format=None):
+        if memory_format is None and type(self) is Tensor:     # PyTorch's binding: to.dtype
+            return at.to_dtype(self, dtype, False, False, None)
         return self.to(dtype, memory_format=memory_format)
     return method
 
@@ -305,6 +307,9 @@ def _to(self, *args, dtype=None, device=None, non_blocking=False, copy=False, me
     """``Tensor.to`` with PyTorch's three signatures: ``(device, dtype, non_blocking, copy)``,
     ``(dtype, non_blocking, copy)`` and ``(tensor, non_blocking, copy)``.  A Python number where the
     tensor goes stands for its wrapped tensor (``to(1.5)`` is float64, ``to(True)`` bool), as there."""
+    if type(self) is Tensor and len(args) == 1 and type(args[0]) is _dt.dtype and dtype is None and device is None \
+            and non_blocking is False and copy is False and memory_format is None:
+        return at.to_dtype(self, args[0], False, False, None)      # ``t.to(float64)``: PyTorch's to.dtype
     if args:
         first = args[0]
         if isinstance(first, Tensor):

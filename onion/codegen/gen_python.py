@@ -157,6 +157,67 @@ def _intlist_body(f, method: bool, indent="    ", single_int_elsewhere=False):
     return lines
 
 
+def _takes_int(a, name) -> bool:
+    """Whether the parser could bind a plain Python int to argument ``a``: anything but the types whose
+    conversion refuses one (a Tensor outside the names PyTorch lets numbers into, a bool, a str, a dtype, a
+    memory format, a generator; lists of those)."""
+    from ..bindings.python_arg_parser import ALLOW_NUMBERS_AS_TENSORS
+    base = a.type.base
+    if base == "Tensor":
+        return name in ALLOW_NUMBERS_AS_TENSORS
+    return base not in ("bool", "str", "ScalarType", "MemoryFormat", "Generator")
+
+
+def _ints_candidate(name, fs, method: bool):
+    """``t.transpose(0, 1)``, ``t.softmax(-1)``, ``t.unsqueeze(0)``: self, then plain ints, the rest defaulted.
+    Only where no other overload could take a Python int after self (``transpose.Dimname`` cannot; ``squeeze.dims``
+    could), so the call binds the overload the parser would pick.  Returns (overload, number of ints)."""
+    found = None
+    for f in fs:
+        if f.is_out or _named_returns(f) or any(r.type.is_list for r in f.func.returns):
+            continue
+        args = f.func.arguments
+        pos = [a for a in args if not a.kwarg_only]
+        if len(pos) < 2 or pos[0].name != "self" or pos[0].type.base != "Tensor" or pos[0].type.optional:
+            continue
+        j = 0
+        while j + 1 < len(pos) and pos[j + 1].type.base in ("int", "SymInt") and not pos[j + 1].type.is_list:
+            j += 1
+        if j == 0 or any(render_default(a) is None for a in args if a.kwarg_only or args.index(a) > j):
+            continue
+        found = (f, j)
+        break
+    if found is None:
+        return None
+    for g in fs:
+        if g is found[0] or g.is_out:
+            continue
+        gpos = [a for a in g.func.arguments if not a.kwarg_only]
+        if len(gpos) > 1 and _takes_int(gpos[1], name):
+            return None
+    return found
+
+
+def _ints_body(f, j: int, method: bool, indent="    ") -> list:
+    """One return per number of ints given (from all ``j`` down to the required ones); defaults fill the rest."""
+    args = f.func.arguments
+    pos = [a for a in args if not a.kwarg_only]
+    lo = max(1, sum(1 for a in pos[1:j + 1] if render_default(a) is None))
+    base = 0 if method else 1
+    given = "args" if method else "args[1:]"
+    first = "self" if method else "args[0]"
+    count = f"len(args) == {j + base}" if lo == j else f"{lo + base} <= len(args) <= {j + base}"
+    lines = [f"{indent}if not kwargs and {count} and type({first}) is _T and _small_ints({given}):"]
+    for k in range(j, lo - 1, -1):
+        vals = [first] + [f"args[{base + i}]" for i in range(k)] + [_binding_default(f, a) for a in args[k + 1:]]
+        ret = f"return _ops.{f.ident}({', '.join(vals)})"
+        if lo == j:
+            lines.append(f"{indent}    {ret}")
+        else:
+            lines += [f"{indent}    if len(args) == {k + base}:", f"{indent}        {ret}"]
+    return lines
+
+
 def _numbers_candidate(name, fs):
     """``t.clamp(min=0)``, ``t.clamp(0, 6)``: an overload taking one Tensor and then only Scalars, all
     its keyword-only arguments defaulted, whose Scalars no sibling overload could take as Python numbers
@@ -234,7 +295,7 @@ def _number_fast_path(name, fs):
 def _binding(var: str, name: str, fs, method: bool) -> list:
     """One public name: its PyFunction (all overloads) and a def with the specialised fast paths."""
     lines = [f"{var} = _PF({name!r}{', method=True' if method else ''})"]
-    lines += [f"{var}.add(_ops.op_{f.ident})" for f in fs]
+    lines += [f"{var}.add(_ops.op_{f.ident}, _ops.{f.ident})" for f in fs]
     lines.append(f"{var}.finish()")
     lines.append(f"def {name}({'self, ' if method else ''}*args, **kwargs):")
     fast = _fast_candidate(fs, method)
@@ -253,6 +314,9 @@ def _binding(var: str, name: str, fs, method: bool) -> list:
     nums = _numbers_candidate(name, fs)
     if nums is not None:
         lines.extend(_numbers_body(nums, method))
+    ints = _ints_candidate(name, fs, method) if fast is None and sizes is None else None
+    if ints is not None:
+        lines.extend(_ints_body(*ints, method))
     il = _intlist_candidate(fs)
     if il is not None:
         single = any(len([a for a in g.func.arguments if not a.kwarg_only]) > 1 and

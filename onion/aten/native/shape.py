@@ -208,6 +208,18 @@ def _stack_inputs(tensors, dim):
 
 
 def stack(tensors, dim=0):
+    """PyTorch's: below the last dim, one cat along ``dim`` viewed with the new dim split off (splitting a dim is
+    always a view); at the end, each tensor unsqueezed, then cat."""
+    if tensors:
+        ref = _shape(tensors[0])
+        d = g.wrap_dim(dim, len(ref) + 1)
+        if d < len(ref):
+            for i in range(1, len(tensors)):
+                s = _shape(tensors[i])
+                if s != ref:
+                    raise RuntimeError(f"stack expects each tensor to be equal size, but got {list(ref)} at entry 0 "
+                                       f"and {list(s)} at entry {i}")
+            return at.view(at.cat(tensors, d), ref[:d] + (len(tensors),) + ref[d:])
     parts, dim = _stack_inputs(tensors, dim)
     return at.cat(parts, dim)
 

@@ -418,11 +418,14 @@ def _softmax_array(xp, plan, self, log):
     axis = plan.extra
     if a.size == 0:
         return a
+    # NumPy's ufuncs reduced directly (the same loops as np.max / np.sum, without their Python wrappers, which
+    # cost as much again on a small tensor)
+    amax, asum = (_np.maximum.reduce, _np.add.reduce) if xp is _np else (xp.max, xp.sum)
     with _np.errstate(invalid="ignore", over="ignore", divide="ignore"):
-        m = xp.max(a, axis=axis, keepdims=True)
+        m = amax(a, axis=axis, keepdims=True)
         m = xp.where(xp.isfinite(m), m, 0) if not log else m
         e = xp.exp(a - m)
-        s = xp.sum(e, axis=axis, keepdims=True)
+        s = asum(e, axis=axis, keepdims=True)
         if log:
             if (impl.dtype is _dt.float16 or impl.dtype is _dt.bfloat16) and axis == a.ndim - 1:
                 # ATen's last-dim kernel keeps the row's sum and its log in the input's dtype
