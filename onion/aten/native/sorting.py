@@ -18,7 +18,8 @@ from ...core import dtype as _dt
 from ...core.geometry import is_non_overlapping_and_dense, wrap_dim
 from .. import iterator as _it
 from ..at import at
-from ..tensor_new import empty_tensor
+from ...core.device import CPU as _CPU
+from ..tensor_new import empty_tensor, wrap_cpu
 from .factories import checked_scalar
 
 _int64 = _dt.int64
@@ -208,14 +209,28 @@ def _minmax_dim(name, self, dim, keepdim, largest):
     a = _values(impl)
     if a.ndim == 0:
         return out_shape, a, np.zeros((), np.int64)
-    idx = np.argmax(a, axis=d, keepdims=True) if largest else np.argmin(a, axis=d, keepdims=True)
-    vals = np.take_along_axis(a, idx, d)
+    # (the array methods: np.argmax's Python wrapper costs as much as the search on a small tensor)
+    idx = a.argmax(axis=d, keepdims=True) if largest else a.argmin(axis=d, keepdims=True)
+    if a.ndim == 2 and type(a) is np.ndarray:
+        # the values at those indices: take_along_axis's gather, spelled out for a matrix
+        vals = a[np.arange(a.shape[0])[:, None], idx] if d == 1 else a[idx, np.arange(a.shape[1])]
+    else:
+        vals = np.take_along_axis(a, idx, d)
     return out_shape, vals, idx
 
 
 def _dim_result(self, out_shape, vals, idx):
-    dev = self._impl.device
-    return _new(dev, out_shape, self._impl.dtype, vals), _new(dev, out_shape, _int64, idx)
+    impl = self._impl
+    dev = impl.device
+    if dev is _CPU and 1 not in out_shape and type(vals) is np.ndarray:
+        # fresh row-major arrays (a gather and argmax's result), as they are once the reduced dim is dropped;
+        # a size-1 dim is left to _new, whose fresh tensor has ATen's strides for it
+        dt = impl.dtype
+        v = vals.reshape(out_shape)
+        if v.dtype != dt.np:
+            v = v.astype(dt.np)      # (float16/bfloat16 were compared in float32)
+        return wrap_cpu(v, dt), wrap_cpu(idx.reshape(out_shape), _int64)
+    return _new(dev, out_shape, impl.dtype, vals), _new(dev, out_shape, _int64, idx)
 
 
 def max_dim(self, dim, keepdim=False):
