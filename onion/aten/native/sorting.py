@@ -220,27 +220,33 @@ def _minmax_dim(name, self, dim, keepdim, largest):
 
 
 def _dim_result(self, out_shape, vals, idx):
+    dev = self._impl.device
+    return _new(dev, out_shape, self._impl.dtype, vals), _new(dev, out_shape, _int64, idx)
+
+
+def _gathered_dim_result(self, out_shape, vals, idx):
+    """``_dim_result`` for max/min along a dim: on CPU the gathered values and argmax's indices are new row-major
+    arrays (over no input), wrapped as they are once the reduced dim is dropped.  A 0-d input (whose values
+    are the input itself) and a result with a size-1 dim (whose fresh tensor has ATen's strides for it) go
+    to ``_dim_result``."""
     impl = self._impl
-    dev = impl.device
-    if dev is _CPU and 1 not in out_shape and type(vals) is np.ndarray:
-        # fresh row-major arrays (a gather and argmax's result), as they are once the reduced dim is dropped;
-        # a size-1 dim is left to _new, whose fresh tensor has ATen's strides for it
+    if impl.device is _CPU and vals is not None and vals.ndim and 1 not in out_shape and type(vals) is np.ndarray:
         dt = impl.dtype
         v = vals.reshape(out_shape)
         if v.dtype != dt.np:
             v = v.astype(dt.np)      # (float16/bfloat16 were compared in float32)
         return wrap_cpu(v, dt), wrap_cpu(idx.reshape(out_shape), _int64)
-    return _new(dev, out_shape, impl.dtype, vals), _new(dev, out_shape, _int64, idx)
+    return _dim_result(self, out_shape, vals, idx)
 
 
 def max_dim(self, dim, keepdim=False):
     _it.refuse_barebones_unsigned("max_cpu", self._impl)
-    return _dim_result(self, *_minmax_dim("max", self, dim, keepdim, True))
+    return _gathered_dim_result(self, *_minmax_dim("max", self, dim, keepdim, True))
 
 
 def min_dim(self, dim, keepdim=False):
     _it.refuse_barebones_unsigned("min_cpu", self._impl)
-    return _dim_result(self, *_minmax_dim("min", self, dim, keepdim, False))
+    return _gathered_dim_result(self, *_minmax_dim("min", self, dim, keepdim, False))
 
 
 def max_dim_max(self, dim, keepdim=False, max=None, max_values=None):  # noqa: A002
