@@ -168,7 +168,7 @@ def _takes_int(a, name) -> bool:
     return base not in ("bool", "str", "ScalarType", "MemoryFormat", "Generator")
 
 
-def _ints_candidate(name, fs, method: bool):
+def _ints_candidate(name, fs):
     """``t.transpose(0, 1)``, ``t.softmax(-1)``, ``t.unsqueeze(0)``: self, then plain ints, the rest defaulted.
     Only where no other overload could take a Python int after self (``transpose.Dimname`` cannot; ``squeeze.dims``
     could), so the call binds the overload the parser would pick.  Returns (overload, number of ints)."""
@@ -183,7 +183,7 @@ def _ints_candidate(name, fs, method: bool):
         j = 0
         while j + 1 < len(pos) and pos[j + 1].type.base in ("int", "SymInt") and not pos[j + 1].type.is_list:
             j += 1
-        if j == 0 or any(render_default(a) is None for a in args if a.kwarg_only or args.index(a) > j):
+        if j == 0 or any(render_default(a) is None for i, a in enumerate(args) if a.kwarg_only or i > j):
             continue
         found = (f, j)
         break
@@ -314,7 +314,7 @@ def _binding(var: str, name: str, fs, method: bool) -> list:
     nums = _numbers_candidate(name, fs)
     if nums is not None:
         lines.extend(_numbers_body(nums, method))
-    ints = _ints_candidate(name, fs, method) if fast is None and sizes is None else None
+    ints = _ints_candidate(name, fs) if fast is None and sizes is None else None
     if ints is not None:
         lines.extend(_ints_body(*ints, method))
     il = _intlist_candidate(fs)

@@ -15,10 +15,10 @@ import numpy as np
 
 from ...backends.meta import MetaArray
 from ...core import dtype as _dt
+from ...core.device import CPU as _CPU
 from ...core.geometry import is_non_overlapping_and_dense, wrap_dim
 from .. import iterator as _it
 from ..at import at
-from ...core.device import CPU as _CPU
 from ..tensor_new import empty_tensor, wrap_cpu
 from .factories import checked_scalar
 
