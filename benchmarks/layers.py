@@ -54,13 +54,12 @@ def kernel_chain(name: str, tensors, args):
     ks &= st.mask
     rows = []
     while ks:
-        op.table        # (built lazily)
         key = (ks & ~op.skip_mask).bit_length() - 1
         if key < 0:
             break
         kernel = op.table[key].fn
         rows.append((RUNTIME_KEY_NAMES[key], _bound(kernel, ks, args)))
-        if RUNTIME_KEY_NAMES[key] in ("CPU",):
+        if RUNTIME_KEY_NAMES[key] == "CPU":
             break
         ks &= mask_below(key)
     return rows

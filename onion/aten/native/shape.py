@@ -194,7 +194,8 @@ def concatenate_out(tensors, dim=0, out=None):
 # stack and its relatives
 # --------------------------------------------------------------------------
 
-def _stack_inputs(tensors, dim):
+def _stack_geometry(tensors, dim):
+    """The tensors' common shape and the wrapped new dim; PyTorch's checks and texts."""
     if not tensors:
         raise RuntimeError("stack expects a non-empty TensorList")
     ref = _shape(tensors[0])
@@ -204,24 +205,21 @@ def _stack_inputs(tensors, dim):
         if s != ref:
             raise RuntimeError(f"stack expects each tensor to be equal size, but got {list(ref)} at entry 0 and "
                                f"{list(s)} at entry {i}")
+    return ref, dim
+
+
+def _stack_inputs(tensors, dim):
+    _ref, dim = _stack_geometry(tensors, dim)
     return [at.unsqueeze(t, dim) for t in tensors], dim
 
 
 def stack(tensors, dim=0):
     """PyTorch's: below the last dim, one cat along ``dim`` viewed with the new dim split off (splitting a dim is
     always a view); at the end, each tensor unsqueezed, then cat."""
-    if tensors:
-        ref = _shape(tensors[0])
-        d = g.wrap_dim(dim, len(ref) + 1)
-        if d < len(ref):
-            for i in range(1, len(tensors)):
-                s = _shape(tensors[i])
-                if s != ref:
-                    raise RuntimeError(f"stack expects each tensor to be equal size, but got {list(ref)} at entry 0 "
-                                       f"and {list(s)} at entry {i}")
-            return at.view(at.cat(tensors, d), ref[:d] + (len(tensors),) + ref[d:])
-    parts, dim = _stack_inputs(tensors, dim)
-    return at.cat(parts, dim)
+    ref, d = _stack_geometry(tensors, dim)
+    if d < len(ref):
+        return at.view(at.cat(tensors, d), ref[:d] + (len(tensors),) + ref[d:])
+    return at.cat([at.unsqueeze(t, d) for t in tensors], d)
 
 
 def stack_out(tensors, dim=0, out=None):
